@@ -1,0 +1,87 @@
+"""Benchmark the exhaustive checker: prints one JSON object.
+
+    python bench/bench_check.py                                  # replication, preset default
+    python bench/bench_check.py --preset smoke --baseline toy    # plus the toy model, for a ratio
+    python bench/bench_check.py --model toy --set k=50           # any registered model
+
+`--baseline toy` also explores the toy model of tests/toymodel.py with k = --toy-k (default
+300, 90,601 states; built directly, so k may exceed the toy's config range) in the same process,
+and reports `ratio` = this model's distinct states/s over the toy's.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import model as registry  # noqa: E402
+from checker.bfs import Result, explore  # noqa: E402
+from checker.config import ConfigError, load_config  # noqa: E402
+
+TOY_MODULE = "tests.toymodel"
+
+
+def peak_memory_mb() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(rss / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)  # bytes on macOS, KiB on Linux
+
+
+def figures(r: Result) -> dict[str, Any]:
+    return {
+        "result": r.result,
+        "distinct_states": r.distinct_states,
+        "states_generated": r.states_generated,
+        "depth": r.depth,
+        "seconds": round(r.seconds, 3),
+        "distinct_states_per_second": round(r.states_per_second, 1),
+        "generated_per_second": round(r.states_generated / r.seconds, 1) if r.seconds > 0 else 0.0,
+    }
+
+
+def toy_baseline(k: int) -> dict[str, Any]:
+    from tests.toymodel import ToyModel
+
+    r = explore(ToyModel({"k": k, "limit": 10**9}))
+    return {"model": "toy", "k": k, **figures(r)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="replication")
+    parser.add_argument("--preset", default="default")
+    parser.add_argument("--variant")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--max-states", type=int)
+    parser.add_argument("--baseline", choices=["toy"], help="also run the toy model and report the ratio")
+    parser.add_argument("--toy-k", type=int, default=300, help="the toy baseline's k (default 300)")
+    args = parser.parse_args(argv)
+
+    registry.MODELS.setdefault("toy", TOY_MODULE)
+    try:
+        rc = load_config(model=args.model, variant=args.variant, preset=args.preset, overrides=args.overrides)
+        model = rc.build()
+    except ConfigError as e:
+        print(f"bench_check: error: {e}", file=sys.stderr)
+        return 2
+
+    baseline = toy_baseline(args.toy_k) if args.baseline == "toy" else None
+    r = explore(model, max_states=args.max_states)
+    out: dict[str, Any] = {"model": rc.model, "preset": rc.preset, "variant": rc.variant,
+                           "config": dict(rc.config), **figures(r), "peak_memory_mb": peak_memory_mb()}
+    if baseline is not None:
+        out["baseline"] = baseline
+        toy_rate = baseline["distinct_states_per_second"]
+        out["ratio"] = round(out["distinct_states_per_second"] / toy_rate, 4) if toy_rate else None
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

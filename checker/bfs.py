@@ -1,0 +1,258 @@
+"""Exhaustive breadth-first exploration of a model (Stateright's `bfs.rs`, TLC's BFS mode).
+
+The search keeps one dict, fingerprint -> parent fingerprint, and the current and next BFS
+levels. Every newly discovered state is checked against every `always` property; the first
+violation stops the search and, because the search is breadth-first, its trace is a shortest
+one. The trace is rebuilt afterwards from the parent fingerprints by re-expanding each state
+on the path, so no action is stored per state.
+
+Counting conventions (TLC's): `states_generated` counts the initial states plus every
+successor that `next_state` returned (a `None` is a no-op and counts nowhere);
+`distinct_states` counts distinct fingerprints; `depth` is the largest BFS level reached
+(the initial states are level 0); `action_counts[kind]` counts the transitions taken by
+actions of that kind (an action whose `next_state` is `None` was not enabled).
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from hashlib import blake2b
+from typing import Any, Callable, Optional
+
+from checker.fingerprint import DIGEST_SIZE, fingerprint
+from model.interface import Model
+
+OK = "ok"
+VIOLATION = "violation"
+INCOMPLETE = "incomplete"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A snapshot of a running search, handed to the `progress` callback."""
+
+    distinct_states: int
+    states_generated: int
+    depth: int
+    queue: int
+    seconds: float
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class Result:
+    """The outcome of `explore`.
+
+    `result` is "ok" (every reachable state explored, every `always` property holds),
+    "violation" (`violation` holds the property and a shortest trace) or "incomplete"
+    (`max_states` reached, or interrupted, before the space was exhausted).
+    `violation["trace"]` is a list of (action, state) pairs; the first has action None.
+    """
+
+    result: str
+    distinct_states: int
+    states_generated: int
+    depth: int
+    seconds: float
+    unreached: list[str]
+    never_enabled: list[str]
+    action_counts: dict[str, int]
+    violation: Optional[dict[str, Any]] = None
+    interrupted: bool = False
+    max_states: Optional[int] = None
+    queue: int = 0  # states discovered but not yet expanded when the search stopped
+    reached: dict[str, int] = field(default_factory=dict)  # sometimes-property -> BFS level
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+
+def explore(
+    model: Model,
+    *,
+    max_states: int | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    progress_every: float = 5.0,
+) -> Result:
+    """Explore every state reachable from `model.init_states()`, breadth first.
+
+    Stops at the first state that breaks an `always` property ("violation"), when a new state
+    would exceed `max_states` distinct states ("incomplete"), on KeyboardInterrupt
+    ("incomplete", `interrupted=True`), or when the space is exhausted ("ok").
+    `progress` is called with a `Progress` about every `progress_every` seconds.
+    """
+    if max_states is not None and max_states < 0:
+        raise ValueError(f"max_states must be >= 0, got {max_states}")
+    always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
+    pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
+    reached: dict[str, int] = {}
+
+    # Hot-loop aliases.
+    actions = model.actions
+    next_state = model.next_state
+    encode = model.encode
+    digest = blake2b
+    from_bytes = int.from_bytes
+    limit = max_states if max_states is not None else -1
+    type_counts: dict[type, int] = {}
+    parents: dict[int, Optional[int]] = {}
+
+    start = time.perf_counter()
+    every = max(progress_every, 0.0)
+    next_report = start + every
+    generated = 0
+    depth = 0
+    outcome = OK
+    bad_fp: Optional[int] = None
+    bad_name = ""
+    interrupted = False
+    frontier: list[Any] = []
+    frontier_fps: list[int] = []
+    next_level: list[Any] = []
+    next_fps: list[int] = []
+    index = 0
+    expanded = 0
+    level = 0
+
+    def check_sometimes(state: Any, level: int) -> None:
+        for item in list(pending):
+            if item[1](state):
+                reached[item[0]] = level
+                pending.remove(item)
+
+    try:
+        for s in model.init_states():
+            generated += 1
+            fp = fingerprint(encode(s))
+            if fp in parents:
+                continue
+            if len(parents) == limit:
+                outcome = INCOMPLETE
+                break
+            parents[fp] = None
+            for name, pred in always_props:
+                if not pred(s):
+                    outcome, bad_fp, bad_name = VIOLATION, fp, name
+                    break
+            if outcome != OK:
+                break
+            if pending:
+                check_sometimes(s, 0)
+            frontier.append(s)
+            frontier_fps.append(fp)
+
+        while outcome == OK and frontier:
+            next_level = []
+            next_fps = []
+            append_state = next_level.append
+            append_fp = next_fps.append
+            level = depth + 1
+            index = 0
+            for s in frontier:
+                pfp = frontier_fps[index]
+                index += 1
+                expanded += 1
+                for a in actions(s):
+                    t = next_state(s, a)
+                    if t is None:
+                        continue
+                    generated += 1
+                    kind = a.__class__
+                    type_counts[kind] = type_counts.get(kind, 0) + 1
+                    fp = from_bytes(digest(encode(t), digest_size=DIGEST_SIZE).digest(), "big")
+                    if fp in parents:
+                        continue
+                    if len(parents) == limit:
+                        outcome = INCOMPLETE
+                        break
+                    parents[fp] = pfp
+                    for name, pred in always_props:
+                        if not pred(t):
+                            outcome, bad_fp, bad_name = VIOLATION, fp, name
+                            break
+                    if outcome != OK:
+                        break
+                    if pending:
+                        check_sometimes(t, level)
+                    append_state(t)
+                    append_fp(fp)
+                if outcome != OK:
+                    break
+                if progress is not None and not expanded & 0x3FF:
+                    now = time.perf_counter()
+                    if now >= next_report:
+                        next_report = now + every
+                        queue = len(frontier) - index + len(next_level)
+                        progress(Progress(len(parents), generated, depth, queue, now - start))
+            if next_level or outcome == VIOLATION:
+                depth = level
+            if outcome != OK:
+                break
+            frontier, frontier_fps = next_level, next_fps
+            next_level, next_fps = [], []
+    except KeyboardInterrupt:
+        outcome, interrupted = INCOMPLETE, True
+        if next_level:  # interrupted within a level: its states were discovered
+            depth = level
+
+    seconds = time.perf_counter() - start
+    counts = {kind: 0 for kind in model.action_kinds}
+    for kind_type, n in type_counts.items():
+        counts[kind_type.__name__] = counts.get(kind_type.__name__, 0) + n
+    violation = None
+    if outcome == VIOLATION:
+        assert bad_fp is not None
+        descriptions = {p.name: p.description for p in model.properties}
+        violation = {
+            "invariant": bad_name,
+            "description": descriptions.get(bad_name, ""),
+            "trace": _trace(model, parents, bad_fp),
+        }
+    queue = 0 if outcome == OK else max(len(frontier) - index, 0) + len(next_level)
+    return Result(
+        result=outcome,
+        distinct_states=len(parents),
+        states_generated=generated,
+        depth=depth,
+        seconds=seconds,
+        unreached=[name for name, _ in pending],
+        never_enabled=[kind for kind in model.action_kinds if counts.get(kind, 0) == 0],
+        action_counts=counts,
+        violation=violation,
+        interrupted=interrupted,
+        max_states=max_states,
+        queue=queue,
+        reached=reached,
+    )
+
+
+def _trace(model: Model, parents: dict[int, Optional[int]], last_fp: int) -> list[tuple[Any, Any]]:
+    """A shortest path from an initial state to `last_fp`: re-expand each state on the parent chain
+    and pick the first action (in `actions` order) whose successor has the next fingerprint."""
+    chain: deque[int] = deque()
+    fp: Optional[int] = last_fp
+    while fp is not None:
+        chain.appendleft(fp)
+        fp = parents[fp]
+    first = chain.popleft()
+    encode = model.encode
+    state = next(s for s in model.init_states() if fingerprint(encode(s)) == first)
+    trace: list[tuple[Any, Any]] = [(None, state)]
+    for wanted in chain:
+        for a in model.actions(state):
+            t = model.next_state(state, a)
+            if t is not None and fingerprint(encode(t)) == wanted:
+                trace.append((a, t))
+                state = t
+                break
+        else:  # pragma: no cover - only a nondeterministic model gets here
+            raise RuntimeError(
+                f"cannot rebuild the trace: no action of {state!r} leads to fingerprint {wanted:#x};"
+                " are the model's actions/next_state deterministic?"
+            )
+    return trace

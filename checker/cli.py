@@ -1,0 +1,344 @@
+"""The `kcheck` command line: one subcommand per engine, dispatched through `COMMANDS`.
+
+Exit codes (every command): 0 ok; 1 a property is violated (or, with --strict, the pass is
+vacuous); 2 bad input, reported as one line `kcheck: error: ...` on stderr; 3 incomplete
+(a state limit was reached or the run was interrupted).
+
+Adding a command is one line in `COMMANDS`:
+    "simulate": Command.from_module("checker.simulate", "random walks, locally or on Spark"),
+where the module defines `add_arguments(parser)` and `run(args) -> int`; it may use
+`add_config_arguments` and `run_config` below for the shared model/config options and raise
+`ConfigError` for bad input. A command module is imported only when its command is used.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence, TextIO
+
+from checker.bfs import Progress, Result, explore
+from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, load_config, load_definition
+from checker.render import render_text, trace_json
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_BAD_INPUT = 2
+EXIT_INCOMPLETE = 3
+
+
+class UsageError(Exception):
+    """A command line argparse rejected; reported like a ConfigError (one line, exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse without the usage dump: errors become one line and exit code 2 via main()."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        raise UsageError(message)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: a help line, a function adding its arguments, and one running it."""
+
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+    @classmethod
+    def from_module(cls, module: str, help: str) -> "Command":
+        """A command whose `add_arguments` and `run` live in `module`, imported on first use."""
+
+        def load() -> Any:
+            try:
+                return importlib.import_module(module)
+            except Exception as e:
+                raise ConfigError(f"this command is unavailable: cannot import {module}: {e}") from e
+
+        return cls(help, lambda parser: load().add_arguments(parser), lambda args: load().run(args))
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared options
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """CONFIG.toml, --model, --variant, --preset, --set: the options every engine shares."""
+    parser.add_argument("config_file", nargs="?", metavar="CONFIG.toml",
+                        help="a TOML file of flat `key = value` lines (may set model, variant, preset)")
+    parser.add_argument("--model", help=f"the model to check (default: the file's, else {DEFAULT_MODEL})")
+    parser.add_argument("--variant", help="the protocol variant (default: the model's first, Kafka 4.1)")
+    parser.add_argument("--preset", help="a named configuration the file and --set build on (default: default)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one config key; repeatable; wins over the preset and the file")
+
+
+def run_config(args: argparse.Namespace) -> RunConfig:
+    """The validated configuration named by the shared options (raises ConfigError)."""
+    return load_config(model=args.model, variant=args.variant, preset=args.preset,
+                       path=args.config_file, overrides=args.overrides)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _config_text(config: dict[str, Any]) -> str:
+    return " ".join(f"{k}={json.dumps(v)}" for k, v in config.items())
+
+
+# ---------------------------------------------------------------------------------------------
+# kcheck check
+
+
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    add_config_arguments(parser)
+    parser.add_argument("--max-states", type=_positive_int, metavar="N",
+                        help="stop after N distinct states; the result is then 'incomplete' (exit 3)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument("--trace-out", metavar="FILE", help="write the counterexample (JSON) to FILE, if any")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 (result 'vacuous') if a sometimes-property is unreached or an action never enabled")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _progress_printer(stream: TextIO) -> Callable[[Progress], None]:
+    def report(p: Progress) -> None:
+        print(f"kcheck: {p.distinct_states:,} distinct, {p.states_generated:,} generated, depth {p.depth}, "
+              f"queue {p.queue:,}, {p.states_per_second:,.0f} states/s, {p.seconds:.0f}s", file=stream, flush=True)
+
+    return report
+
+
+def check_report(rc: RunConfig, model: Any, r: Result, result: str) -> dict[str, Any]:
+    """The `--json` object of a check."""
+    out: dict[str, Any] = {
+        "model": rc.model,
+        "variant": rc.variant,
+        "preset": rc.preset,
+        "config_file": rc.file,
+        "config": dict(rc.config),
+        "result": result,
+        "distinct_states": r.distinct_states,
+        "states_generated": r.states_generated,
+        "depth": r.depth,
+        "seconds": round(r.seconds, 3),
+        "states_per_second": round(r.states_per_second, 1),
+        "unreached": r.unreached,
+        "never_enabled": r.never_enabled,
+        "action_counts": r.action_counts,
+        "max_states": r.max_states,
+        "interrupted": r.interrupted,
+        "violation": None,
+    }
+    if r.violation is not None:
+        out["violation"] = {
+            "invariant": r.violation["invariant"],
+            "description": r.violation["description"],
+            "trace": trace_json(model, r.violation["trace"]),
+        }
+    return out
+
+
+def _summary(report: dict[str, Any], model: Any, r: Result) -> str:
+    def names(items: list[str]) -> str:
+        return ", ".join(items) if items else "none"
+
+    result = report["result"]
+    if r.interrupted:
+        result += " (interrupted)"
+    elif report["result"] == "incomplete":
+        result += f" (stopped at --max-states {r.max_states}; unexplored queue: {r.queue:,})"
+    lines = [
+        f"model:            {report['model']}",
+        f"variant:          {report['variant']}",
+        f"preset:           {report['preset']}" + (f" + {report['config_file']}" if report["config_file"] else ""),
+        f"config:           {_config_text(report['config'])}",
+        f"result:           {result}",
+        f"distinct states:  {r.distinct_states:,}",
+        f"states generated: {r.states_generated:,}",
+        f"depth:            {r.depth}",
+        f"seconds:          {r.seconds:.2f}",
+        f"states/s:         {r.states_per_second:,.0f}",
+        f"unreached:        {names(r.unreached)}",
+        f"never enabled:    {names(r.never_enabled)}",
+        "action counts:    " + " ".join(f"{k}={v:,}" for k, v in r.action_counts.items()),
+    ]
+    if r.violation is not None:
+        steps = len(r.violation["trace"]) - 1
+        lines.append("")
+        lines.append(f"counterexample: invariant {r.violation['invariant']} violated after {steps} step(s)")
+        lines.append(render_text(model, r.violation["trace"], r.violation["invariant"], r.violation["description"]))
+    return "\n".join(lines)
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    rc = run_config(args)
+    if args.trace_out:
+        folder = os.path.dirname(os.path.abspath(args.trace_out))
+        if not os.path.isdir(folder):
+            raise ConfigError(f"--trace-out {args.trace_out}: directory {folder} does not exist")
+    model = rc.build()
+    progress = None if args.quiet else _progress_printer(sys.stderr)
+    r = explore(model, max_states=args.max_states, progress=progress)
+
+    result = r.result
+    if result == "ok" and args.strict and (r.unreached or r.never_enabled):
+        result = "vacuous"
+    report = check_report(rc, model, r, result)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(_summary(report, model, r))
+    if r.result == "ok":
+        for name in r.unreached:
+            print(f"kcheck: WARNING: sometimes-property {name} was never reached: the pass may be vacuous",
+                  file=sys.stderr)
+        for kind in r.never_enabled:
+            print(f"kcheck: WARNING: action {kind} was never enabled", file=sys.stderr)
+
+    if args.trace_out and report["violation"] is not None:
+        document = {"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config),
+                    "invariant": report["violation"]["invariant"], "trace": report["violation"]["trace"]}
+        try:
+            with open(args.trace_out, "w", encoding="utf-8") as f:
+                json.dump(document, f, indent=1)
+                f.write("\n")
+        except OSError as e:
+            raise ConfigError(f"--trace-out {args.trace_out}: cannot write: {e.strerror or e}") from e
+
+    return {"ok": EXIT_OK, "violation": EXIT_VIOLATION, "vacuous": EXIT_VIOLATION}.get(result, EXIT_INCOMPLETE)
+
+
+# ---------------------------------------------------------------------------------------------
+# kcheck list
+
+
+def _list_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def describe_model(name: str) -> dict[str, Any]:
+    """Everything `kcheck list` shows about one model (raises ConfigError if it cannot load)."""
+    definition = load_definition(name)
+    properties: list[dict[str, str]]
+    try:
+        built = load_config(model=name).build()
+        properties = [{"name": p.name, "kind": p.kind, "description": p.description} for p in built.properties]
+    except Exception:  # fall back on what the definition declares
+        properties = [{"name": n, "kind": k, "description": d} for n, k, d in definition.invariants]
+    return {
+        "name": definition.name,
+        "description": definition.description,
+        "variants": [
+            {"name": v.name, "bug_id": v.bug_id, "description": v.description, "expect": v.expect,
+             "preset": v.preset, "reference": v.reference}
+            for v in definition.variants
+        ],
+        "properties": properties,
+        "config_keys": [
+            {"name": k.name, "type": k.type.__name__, "default": k.default, "min": k.min, "max": k.max, "doc": k.doc}
+            for k in definition.config_keys
+        ],
+        "presets": {preset: dict(values) for preset, values in definition.presets.items()},
+    }
+
+
+def _list_text(m: dict[str, Any]) -> str:
+    lines = [f"{m['name']}: {m['description']}", "  variants:"]
+    for v in m["variants"]:
+        bug = f" [{v['bug_id']}]" if v["bug_id"] else ""
+        expect = "holds" if v["expect"] == "holds" else f"breaks {v['expect']}"
+        lines.append(f"    {v['name']}{bug}: expected {expect} on preset {v['preset']}")
+        lines.append(f"      {v['description']}" + (f" [ref: {v['reference']}]" if v["reference"] else ""))
+    for kind, title in (("always", "invariants (always)"), ("sometimes", "sometimes-properties")):
+        lines.append(f"  {title}:")
+        for p in m["properties"]:
+            if p["kind"] == kind:
+                lines.append(f"    {p['name']}" + (f": {p['description']}" if p["description"] else ""))
+    lines.append("  config keys:")
+    for k in m["config_keys"]:
+        bounds = ""
+        if k["min"] is not None or k["max"] is not None:
+            bounds = f", range {k['min'] if k['min'] is not None else ''}..{k['max'] if k['max'] is not None else ''}"
+        lines.append(f"    {k['name']} ({k['type']}, default {json.dumps(k['default'])}{bounds}): {k['doc']}")
+    lines.append("  presets:")
+    for preset, values in m["presets"].items():
+        lines.append(f"    {preset}: {_config_text(values) if values else '(the defaults)'}")
+    return "\n".join(lines)
+
+
+def _run_list(args: argparse.Namespace) -> int:
+    import model as registry
+
+    models: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    for name in registry.MODELS:
+        try:
+            models.append(describe_model(name))
+        except ConfigError as e:
+            skipped.append({"name": name, "error": str(e)})
+            print(f"kcheck: warning: skipping model {name}: {e}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"models": models, "skipped": skipped}))
+    else:
+        print("\n\n".join(_list_text(m) for m in models))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Dispatch
+
+COMMANDS: dict[str, Command] = {
+    "check": Command("exhaustively check a model (BFS): every invariant on every reachable state",
+                     _check_arguments, _run_check),
+    "list": Command("list models, variants, properties, config keys and presets", _list_arguments, _run_list),
+    "simulate": Command.from_module("checker.simulate", "random walks, locally or on Spark"),
+}
+
+
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only the `selected` command's arguments are added (its module may be heavy)."""
+    parser = _Parser(prog="kcheck", description="Model-check Kafka replication and KRaft.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, command in COMMANDS.items():
+        p = sub.add_parser(name, help=command.help, description=command.help)
+        if name == selected:
+            command.add_arguments(p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `kcheck`; returns the exit code (the console script exits with it)."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    selected = next((a for a in args_list if not a.startswith("-")), None)
+    try:
+        try:
+            args = build_parser(selected if selected in COMMANDS else None).parse_args(args_list)
+        except SystemExit as e:  # --help, --version
+            return e.code if isinstance(e.code, int) else EXIT_OK
+        return COMMANDS[args.command].run(args)
+    except (UsageError, ConfigError) as e:
+        message = " ".join(str(e).split("\n"))
+        if isinstance(e, UsageError):
+            message += f" (see kcheck {selected} --help)" if selected in COMMANDS else " (see kcheck --help)"
+        print(f"kcheck: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("kcheck: interrupted", file=sys.stderr)
+        return EXIT_INCOMPLETE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

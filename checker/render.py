@@ -1,0 +1,145 @@
+"""Counterexamples for people and for tools.
+
+`render_text` reads like a protocol log: step 0 prints the initial state in full, then one
+numbered line per action (its repr, valid Python: `Fetch(follower=2)`) followed by only the
+variables that changed, diffed down to the leaf path (`brokers[2].log: [] -> [[1, 0]]`;
+an element appended to or removed from a non-empty list shows as `log[3]: + [2, 1]` or
+`fetch_requests[0]: - {...}`).
+`trace_json` is the machine form: a list of `{action: repr or null, state: to_json(state)}`.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, Sequence
+
+from model.interface import Model
+
+Trace = Sequence[tuple[Any, Any]]  # (action or None for the initial state, state)
+
+WIDE = 100  # a top-level variable longer than this prints one line per element at step 0
+SHORT = 60  # a list change this short prints whole (`isr: [0, 1] -> [0]`), not per element
+
+
+def value_text(value: Any) -> str:
+    """A value as compact JSON text, as it appears in traces."""
+    return json.dumps(value, default=repr)
+
+
+def _child_path(path: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+class _Absent:
+    """The missing side of an added or removed dict key or list element."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+
+def _is_subsequence(short: list[Any], long: list[Any]) -> list[int] | None:
+    """The indices of `long` not matched by `short` taken in order, or None if `short` is not a
+    subsequence of `long`."""
+    extra, i = [], 0
+    for j, item in enumerate(long):
+        if i < len(short) and short[i] == item:
+            i += 1
+        else:
+            extra.append(j)
+    return extra if i == len(short) else None
+
+
+def diff(before: Any, after: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """(path, old, new) for each leaf that differs; ABSENT marks an added or removed item.
+
+    Dicts are diffed key by key, lists of equal length element by element; a non-empty list that
+    only gained (or only lost) elements, and does not print in SHORT characters, yields one added (removed) item per element, at its
+    index in the longer list; anything else that differs is one change at `path`."""
+    if before == after:
+        return
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in list(before) + [k for k in after if k not in before]:
+            yield from diff(before.get(key, ABSENT), after.get(key, ABSENT), _child_path(path, key))
+    elif isinstance(before, list) and isinstance(after, list) and before and after:
+        if len(before) == len(after):
+            for i, (b, a) in enumerate(zip(before, after)):
+                yield from diff(b, a, _child_path(path, i))
+            return
+        if len(value_text(before)) + len(value_text(after)) <= SHORT:
+            yield path, before, after
+            return
+        if len(before) < len(after):
+            added = _is_subsequence(before, after)
+            if added is not None:
+                for i in added:
+                    yield _child_path(path, i), ABSENT, after[i]
+                return
+        else:
+            removed = _is_subsequence(after, before)
+            if removed is not None:
+                for i in removed:
+                    yield _child_path(path, i), before[i], ABSENT
+                return
+        yield path, before, after
+    else:
+        yield path, before, after
+
+
+def change_text(path: str, old: Any, new: Any) -> str:
+    """One line of a diff: `path: old -> new`, `path: + new` (added), `path: - old` (removed)."""
+    if old is ABSENT:
+        return f"{path}: + {value_text(new)}"
+    if new is ABSENT:
+        return f"{path}: - {value_text(old)}"
+    return f"{path}: {value_text(old)} -> {value_text(new)}"
+
+
+def _state_lines(state_json: dict[str, Any], indent: str) -> list[str]:
+    lines = []
+    for name, value in state_json.items():
+        text = value_text(value)
+        if len(text) > WIDE and isinstance(value, (list, dict)) and value:
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                lines.append(f"{indent}{_child_path(name, key)}: {value_text(item)}")
+        else:
+            lines.append(f"{indent}{name}: {text}")
+    return lines
+
+
+def render_text(model: Model, trace: Trace, invariant: str | None = None, description: str = "") -> str:
+    """A trace as a numbered protocol log; names the broken invariant at the end when given."""
+    lines: list[str] = []
+    previous: dict[str, Any] | None = None
+    width = len(str(len(trace) - 1))
+    pad = " " * (width + 4)
+    for step, (action, state) in enumerate(trace):
+        current = model.to_json(state)
+        if previous is None:
+            label = "initial state" if action is None else repr(action)
+            lines.append(f"  {step:>{width}}. {label}")
+            lines.extend(_state_lines(current, pad))
+        else:
+            lines.append(f"  {step:>{width}}. {action!r}")
+            changes = list(diff(previous, current))
+            for path, old, new in changes:
+                lines.append(pad + change_text(path, old, new))
+            if not changes:
+                lines.append(f"{pad}(no visible change)")
+        previous = current
+    if invariant is not None:
+        why = f" ({description})" if description else ""
+        lines.append(f"  invariant {invariant} is violated in the state after step {len(trace) - 1}{why}")
+    return "\n".join(lines)
+
+
+def trace_json(model: Model, trace: Trace) -> list[dict[str, Any]]:
+    """A trace as JSON-able data: [{action: repr(action) or None, state: to_json(state)}, ...]."""
+    return [
+        {"action": None if action is None else repr(action), "state": model.to_json(state)}
+        for action, state in trace
+    ]

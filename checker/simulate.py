@@ -1,0 +1,317 @@
+"""`kcheck simulate`: seeded random walks, in one process, a process pool, or on Spark.
+
+    kcheck simulate [CONFIG.toml] [--model M] [--variant V] [--preset P] [--set K=V]...
+                    [--walks N] [--depth D] [--seed S] [--swarm]
+                    [--engine local|spark] [--processes P] [--master URL] [--partitions P]
+                    [--json] [--trace-out FILE] [--no-shrink] [--quiet]
+
+Exit codes: 0 no violation found; 1 a violation (each broken invariant's walk, shrunk, printed);
+2 bad input (one line on stderr). Walk w of seed s takes the same path on every engine, so the
+result is the same for any --processes / --partitions / cluster (see docs/simulate.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, Callable, Iterator
+
+from checker.config import ConfigError, RunConfig
+from checker.render import render_text, trace_json
+from checker.shrink import shrink_walk
+from checker.walks import ModelSpec, Summary, Violation, _Walker
+
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
+DEFAULT_WALKS, DEFAULT_DEPTH, DEFAULT_SEED = 1000, 100, 0
+
+
+def _nonneg(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _nonneg(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `kcheck simulate` (the shared config options come from checker.cli)."""
+    from checker.cli import add_config_arguments
+
+    add_config_arguments(parser)
+    parser.add_argument("--walks", type=_positive, default=DEFAULT_WALKS, metavar="N",
+                        help=f"number of random walks (default {DEFAULT_WALKS})")
+    parser.add_argument("--depth", type=_nonneg, default=DEFAULT_DEPTH, metavar="D",
+                        help=f"maximum steps per walk (default {DEFAULT_DEPTH})")
+    parser.add_argument("--seed", type=_nonneg, default=DEFAULT_SEED, metavar="S",
+                        help=f"the run's seed; walk w's RNG is seeded from (S, w) (default {DEFAULT_SEED})")
+    parser.add_argument("--swarm", action="store_true",
+                        help="swarm mode: each walk draws its own per-action-kind weights")
+    parser.add_argument("--engine", choices=("local", "spark"),
+                        help="local (default) or spark (default with --master)")
+    parser.add_argument("--processes", type=_positive, metavar="P",
+                        help="local engine: a pool of P worker processes (default 1: this process)")
+    parser.add_argument("--master", metavar="URL",
+                        help="spark engine: local[*] (default), local[N] or spark://host:port")
+    parser.add_argument("--partitions", type=_positive, metavar="P",
+                        help="spark engine: number of partitions (default 4 x the default parallelism)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument("--trace-out", metavar="FILE",
+                        help="write the shortest shrunk counterexample (JSON) to FILE, if any")
+    parser.add_argument("--no-shrink", action="store_true", help="report violating walks as found, unshrunk")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `simulate` on an argparse subparsers object (checker.cli uses `add_arguments`)."""
+    parser = subparsers.add_parser("simulate", help="random walks, locally or on Spark",
+                                   description="random walks, locally or on Spark")
+    add_arguments(parser)
+    return parser
+
+
+# --- engines ---------------------------------------------------------------------------------------
+
+ProgressFn = Callable[[int, int, float], None]  # walks done, steps done, seconds
+
+
+def _chunks(walks: int, size: int) -> Iterator[range]:
+    for start in range(0, walks, size):
+        yield range(start, min(start + size, walks))
+
+
+def _run_chunk(job: tuple) -> Summary:
+    spec, seed, ids, depth, swarm = job
+    walker = _Walker(spec.build())
+    s = Summary()
+    for w in ids:
+        s.add(walker.walk(seed, w, depth, swarm))
+    return s
+
+
+def run_local(spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool = False,
+              processes: int = 1, progress: ProgressFn | None = None, model: Any = None) -> tuple[Summary, int]:
+    """Walks 0..walks-1 in this process, or in a pool of `processes` (contiguous blocks of ids).
+    Returns the Summary and the exact number of distinct states."""
+    start = time.monotonic()
+    total = Summary()
+    last = start
+    if processes <= 1:
+        walker = _Walker(model if model is not None else spec.build())
+        for w in range(walks):
+            total.add(walker.walk(seed, w, depth, swarm))
+            now = time.monotonic()
+            if progress is not None and now - last >= 1.0:
+                progress(total.walks, total.steps, now - start)
+                last = now
+        return total, len(total.fingerprints)
+    import multiprocessing
+
+    size = max(1, min(500, walks // (processes * 8) or 1))
+    jobs = [(spec, seed, ids, depth, swarm) for ids in _chunks(walks, size)]
+    with multiprocessing.get_context().Pool(processes) as pool:
+        for s in pool.imap_unordered(_run_chunk, jobs):
+            total.merge(s)
+            now = time.monotonic()
+            if progress is not None and now - last >= 1.0:
+                progress(total.walks, total.steps, now - start)
+                last = now
+    return total, len(total.fingerprints)
+
+
+def _progress_printer(engine: str) -> ProgressFn:
+    def report(walks: int, steps: int, seconds: float) -> None:
+        rate = steps / seconds if seconds > 0 else 0.0
+        print(f"kcheck: simulate ({engine}): {walks:,} walks, {steps:,} steps, {rate:,.0f} steps/s, "
+              f"{seconds:.0f}s", file=sys.stderr, flush=True)
+
+    return report
+
+
+# --- the command -----------------------------------------------------------------------------------
+
+
+def _check_options(args: argparse.Namespace) -> str:
+    engine = args.engine or ("spark" if args.master else "local")
+    if engine == "local":
+        for option, value in (("--master", args.master), ("--partitions", args.partitions)):
+            if value is not None:
+                raise ConfigError(f"{option} needs --engine spark")
+    elif args.processes is not None:
+        raise ConfigError("--processes is for --engine local; with spark use --partitions")
+    if args.trace_out:
+        folder = os.path.dirname(os.path.abspath(args.trace_out))
+        if not os.path.isdir(folder):
+            raise ConfigError(f"--trace-out {args.trace_out}: directory {folder} does not exist")
+    return engine
+
+
+def _run_spark(args: argparse.Namespace, spec: ModelSpec,
+               progress: ProgressFn | None) -> tuple[Summary, int, str, float]:
+    """Walks on Spark; the seconds returned exclude starting and stopping the session."""
+    from checker.spark_engine import SparkUnavailable, _active_context, default_log_path, run_spark, spark_session
+
+    master = args.master or "local[*]"
+    try:
+        owned = _active_context() is None
+        session = spark_session(master)
+        master = session.sparkContext.master  # an active context (spark-submit, a test) is reused
+        if not args.quiet and owned:
+            print(f"kcheck: simulate: Spark {session.version} on {master}; JVM log in {default_log_path()}",
+                  file=sys.stderr, flush=True)
+        try:
+            start = time.monotonic()
+            summary, distinct = run_spark(session.sparkContext, spec, args.seed, args.walks, args.depth,
+                                          swarm=args.swarm, partitions=args.partitions, progress=progress)
+            seconds = time.monotonic() - start
+        finally:
+            if owned:
+                session.stop()
+    except SparkUnavailable as e:
+        raise ConfigError(str(e)) from None
+    return summary, distinct, master, seconds
+
+
+def _violation_report(model: Any, v: Violation, count: int, shrink: bool) -> tuple[dict[str, Any], list]:
+    stats: dict[str, Any] = {}
+    if shrink:
+        trace = shrink_walk(model, v.init_index, v.actions, v.invariant, stats=stats)
+    else:
+        from checker.walks import replay
+
+        trace = replay(model, v.init_index, v.actions)
+    description = next((p.description for p in model.properties if p.name == v.invariant), "")
+    return {
+        "invariant": v.invariant,
+        "description": description,
+        "walk_id": v.walk_id,
+        "violating_walks": count,
+        "length": v.length,
+        "shrunk_length": len(trace) - 1,
+        "shortest": bool(stats.get("minimal", False)),  # the bounded BFS proved no shorter trace exists
+        "trace": trace_json(model, trace),
+    }, trace
+
+
+def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict, list]], Any]:
+    """Run the simulation named by `args`; returns (JSON report, [(violation, trace)], model)."""
+    from checker.cli import run_config
+
+    engine = _check_options(args)
+    rc: RunConfig = run_config(args)
+    model = rc.build()
+    spec = ModelSpec.of(rc.model, rc.config, rc.variant)
+    progress = None if args.quiet else _progress_printer(engine)
+    start = time.monotonic()
+    if engine == "local":
+        processes = args.processes or 1
+        summary, distinct = run_local(spec, args.seed, args.walks, args.depth, swarm=args.swarm,
+                                      processes=processes, progress=progress, model=model)
+        where = f"local ({processes} process{'es' if processes > 1 else ''})"
+        walk_seconds = time.monotonic() - start
+    else:
+        summary, distinct, master, walk_seconds = _run_spark(args, spec, progress)
+        where = f"spark ({master})"
+    found = [_violation_report(model, v, summary.violating_walks[v.invariant], not args.no_shrink)
+             for v in summary.sorted_violations()]
+    seconds = time.monotonic() - start
+    sometimes = [p.name for p in model.properties if p.kind == "sometimes"]
+    report = {
+        "model": rc.model,
+        "variant": rc.variant,
+        "preset": rc.preset,
+        "config_file": rc.file,
+        "config": dict(rc.config),
+        "engine": engine,
+        "where": where,
+        "seed": args.seed,
+        "walks": summary.walks,
+        "depth": args.depth,
+        "swarm": args.swarm,
+        "result": "violation" if found else "ok",
+        "violations": [r for r, _ in found],
+        "steps": summary.steps,
+        "outcomes": {k: summary.outcomes.get(k, 0) for k in ("depth", "deadlock", "violation")},
+        "action_counts": {k: summary.action_counts.get(k, 0) for k in model.action_kinds}
+        | {k: v for k, v in sorted(summary.action_counts.items()) if k not in model.action_kinds},
+        "depth_histogram": {str(d): n for d, n in sorted(summary.depth_histogram.items())},
+        "sometimes_reached": [n for n in sometimes if n in summary.sometimes_reached],
+        "unreached": [n for n in sometimes if n not in summary.sometimes_reached],
+        "distinct_states": distinct,
+        "distinct_states_method": "exact",
+        "walks_per_second": round(summary.walks / walk_seconds, 1) if walk_seconds > 0 else 0.0,
+        "steps_per_second": round(summary.steps / walk_seconds, 1) if walk_seconds > 0 else 0.0,
+        "walk_seconds": round(walk_seconds, 3),  # the walks alone (no Spark start-up, no shrinking)
+        "seconds": round(seconds, 3),  # everything: Spark start-up and shrinking included
+    }
+    return report, found, model
+
+
+def _text(report: dict[str, Any], found: list, model: Any) -> str:
+    def names(items: list[str]) -> str:
+        return ", ".join(items) if items else "none"
+
+    hist = report["depth_histogram"]
+    lines = [
+        f"model:            {report['model']}",
+        f"variant:          {report['variant']}",
+        f"config:           " + " ".join(f"{k}={json.dumps(v)}" for k, v in report["config"].items()),
+        f"engine:           {report['where']}",
+        f"seed:             {report['seed']}" + (" (swarm)" if report["swarm"] else ""),
+        f"walks:            {report['walks']:,} of depth <= {report['depth']}",
+        f"result:           {report['result']}",
+        f"steps:            {report['steps']:,}",
+        "walk ends:        " + ", ".join(f"{k} {v:,}" for k, v in report["outcomes"].items()),
+        f"depths:           min {min(map(int, hist))}, max {max(map(int, hist))}" if hist else "depths:           -",
+        f"distinct states:  {report['distinct_states']:,} (exact)",
+        f"seconds:          {report['seconds']:.2f}",
+        f"walks/s, steps/s: {report['walks_per_second']:,.0f}, {report['steps_per_second']:,.0f}",
+        f"unreached:        {names(report['unreached'])}",
+        "action counts:    " + " ".join(f"{k}={v:,}" for k, v in report["action_counts"].items()),
+    ]
+    for r, trace in found:
+        shortest = ", shortest possible" if r["shortest"] else ""
+        lines.append("")
+        lines.append(f"counterexample: invariant {r['invariant']} violated by walk {r['walk_id']} "
+                     f"({r['violating_walks']:,} violating walk(s)); {r['length']} steps, shrunk to "
+                     f"{r['shrunk_length']}{shortest}")
+        lines.append(render_text(model, trace, r["invariant"], r["description"]))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """`kcheck simulate`: 0 no violation found, 1 violation, 2 bad input (one line on stderr)."""
+    try:
+        report, found, model = simulate(args)
+        if args.trace_out and found:
+            best = min(found, key=lambda rt: (rt[0]["shrunk_length"], rt[0]["invariant"]))[0]
+            document = {"model": report["model"], "variant": report["variant"], "preset": report["preset"],
+                        "config": report["config"], "invariant": best["invariant"], "seed": report["seed"],
+                        "walk_id": best["walk_id"], "trace": best["trace"]}
+            try:
+                with open(args.trace_out, "w", encoding="utf-8") as f:
+                    json.dump(document, f, indent=1)
+                    f.write("\n")
+            except OSError as e:
+                raise ConfigError(f"--trace-out {args.trace_out}: cannot write: {e.strerror or e}") from e
+    except ConfigError as e:
+        print(f"kcheck: error: {' '.join(str(e).splitlines())}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(_text(report, found, model))
+    if not found:
+        for name in report["unreached"]:
+            print(f"kcheck: WARNING: sometimes-property {name} was never reached by these walks", file=sys.stderr)
+    return EXIT_VIOLATION if found else EXIT_OK

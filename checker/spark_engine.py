@@ -1,0 +1,246 @@
+"""Random walks on Spark: the `checker.walks` kernel inside `mapPartitionsWithIndex`.
+
+Partition i of P runs walk ids i, i+P, i+2P, ... (round robin). Each walk is seeded by its id
+alone, and the per-partition summaries merge order-independently, so the result is the same for
+any P, any executor count and any machine: a violation found on a cluster replays locally.
+
+The model is rebuilt on each executor from (model name, defining module, config, variant).
+Distinct states are counted exactly: the union of every walk's state fingerprints
+(blake2b-8 of the canonical encoding) through `distinct().count()`.
+
+Sessions: `local[*]` by default, or a master URL such as `spark://host:7077`. The JVM's
+stdout/stderr (Spark's log4j output and executor Python stderr in local mode) go to a log file,
+never to the terminal. Against a non-local master, the `model` and `checker` packages are zipped
+and shipped with `sc.addPyFile`; a model module outside `model` (a plug-in, a test model) is
+shipped on every master.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+from checker.walks import ModelSpec, Summary, summarize, walk_ids_of_part
+
+
+class SparkUnavailable(Exception):
+    """Spark cannot run here; the message is one line a user can act on."""
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[") or master.startswith("local-cluster[")
+
+
+def default_log_path() -> Path:
+    return Path(os.environ.get("KCHECK_SPARK_LOG") or Path(tempfile.gettempdir()) / f"kcheck-spark-{os.getpid()}.log")
+
+
+def check_java() -> str:
+    """The java executable Spark will use (JAVA_HOME first, as spark-class does), or SparkUnavailable."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = Path(home) / "bin" / "java"
+        if os.access(java, os.X_OK):
+            return str(java)
+        raise SparkUnavailable(f"JAVA_HOME={home} has no bin/java: point JAVA_HOME at a JDK 17+ (Spark needs Java)")
+    java = shutil.which("java")
+    if java is None:
+        raise SparkUnavailable("Java not found: Spark needs a JDK 17+ on PATH or JAVA_HOME (or use --engine local)")
+    return java
+
+
+def check_master(master: str, timeout: float = 5.0) -> None:
+    """Fail fast with a clear line when no host of a spark:// master URL accepts a connection."""
+    if not master.startswith("spark://"):
+        raise SparkUnavailable(f"unsupported master {master!r}: use local[*], local[N] or spark://host:port")
+    errors = []
+    for hostport in master[len("spark://"):].split(","):
+        parts = urlsplit("//" + hostport)
+        try:
+            host, port = parts.hostname, parts.port or 7077
+        except ValueError:
+            raise SparkUnavailable(f"bad master URL {master!r}: expected spark://host:port") from None
+        if not host:
+            raise SparkUnavailable(f"bad master URL {master!r}: expected spark://host:port")
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except socket.timeout:
+            errors.append(f"{host}:{port} timed out after {timeout:g}s")
+        except OSError as e:
+            errors.append(f"{host}:{port} {e.strerror or e}")
+    raise SparkUnavailable(f"cannot reach Spark master {master} ({'; '.join(errors)})")
+
+
+def _active_context():
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context
+
+
+def spark_session(master: str | None = None, app_name: str = "kcheck-simulate", *,
+                  log_path: Path | None = None, connect_timeout: float = 5.0,
+                  executor_timeout: float = 60.0, conf: dict[str, str] | None = None):
+    """A SparkSession on `master` (default local[*]) with its JVM output sent to `log_path`.
+
+    An already active SparkContext is reused as is (e.g. under spark-submit, or a test's session).
+    """
+    master = master or "local[*]"
+    if not is_local(master):
+        check_master(master, connect_timeout)
+    check_java()
+    logging.getLogger("py4j").setLevel(logging.ERROR)
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    if _active_context() is not None:
+        return SparkSession.builder.getOrCreate()
+    c = SparkConf().setMaster(master).setAppName(app_name)
+    c.set("spark.ui.showConsoleProgress", "false").set("spark.ui.enabled", "false")
+    if not (os.environ.get("PYSPARK_PYTHON") or (conf or {}).get("spark.pyspark.python")):
+        c.set("spark.pyspark.python", sys.executable)  # executors run this interpreter (see docs)
+    for k, v in (conf or {}).items():
+        c.set(k, v)
+    log_path = Path(log_path or default_log_path())
+    log = open(log_path, "ab")
+    try:
+        # A JVM left by a stopped context is reused (SparkContext would ignore a new gateway).
+        gateway = None if SparkContext._gateway else launch_gateway(c, popen_kwargs={"stdout": log, "stderr": log})
+        sc = SparkContext(conf=c, gateway=gateway)
+    except Exception as e:  # JVM exited, port clash, bad conf...
+        raise SparkUnavailable(f"Spark failed to start on {master}: {type(e).__name__}: "
+                               f"{str(e).splitlines()[0] if str(e) else ''} (see {log_path})") from None
+    finally:
+        log.close()
+    sc.setLogLevel("ERROR")
+    if not is_local(master):
+        _wait_for_executor(sc, master, executor_timeout)
+    return SparkSession(sc)
+
+
+def _wait_for_executor(sc, master: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while sc._jsc.sc().getExecutorMemoryStatus().size() <= 1:  # the driver itself is listed
+        if time.monotonic() > deadline:
+            sc.stop()
+            raise SparkUnavailable(f"no executor registered with {master} within {timeout:g}s "
+                                   "(are workers running, with enough free cores and memory?)")
+        time.sleep(0.2)
+
+
+def package_zip(packages: list[str], directory: str | None = None) -> str:
+    """A zip of the named top-level packages, as imported here, for `sc.addPyFile`.
+
+    Entries are sorted and timestamp-free and the name carries a hash of the content, so the same
+    sources give the same file (Spark refuses to re-add a name with different content). A package
+    without `__init__.py` (a namespace package) gets an empty one in the zip.
+    """
+    entries: dict[str, bytes] = {}
+    for name in packages:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise SparkUnavailable(f"cannot ship package {name!r}: it is not importable here")
+        for root in map(Path, spec.submodule_search_locations):
+            for path in sorted(root.rglob("*")):
+                rel = path.relative_to(root.parent)
+                if "__pycache__" in rel.parts or path.suffix == ".pyc":
+                    continue
+                if path.is_file():
+                    entries[rel.as_posix()] = path.read_bytes()
+            for d in [root, *(p for p in root.rglob("*") if p.is_dir() and "__pycache__" not in p.parts)]:
+                init = (d.relative_to(root.parent) / "__init__.py").as_posix()
+                if any(d.glob("*.py")):
+                    entries.setdefault(init, b"")
+    digest = hashlib.blake2b(digest_size=8)
+    for k in sorted(entries):
+        digest.update(k.encode() + b"\0" + entries[k] + b"\0")
+    out = Path(directory or tempfile.gettempdir()) / f"kcheck-packages-{digest.hexdigest()}.zip"
+    if not out.exists():
+        tmp = out.with_suffix(f".{os.getpid()}.tmp")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+            for k in sorted(entries):
+                z.writestr(zipfile.ZipInfo(k, date_time=(1980, 1, 1, 0, 0, 0)), entries[k])
+        os.replace(tmp, out)
+    return str(out)
+
+
+_SHIPPED: dict[str, set[str]] = {}  # applicationId -> zips already added
+
+
+def ship_packages(sc, spec: ModelSpec, master: str) -> str | None:
+    """addPyFile what executors need: model + checker off-box, and a model module living elsewhere."""
+    packages = [] if is_local(master) else ["model", "checker"]
+    top = (spec.module or "model").split(".")[0]
+    if top not in ("model", "checker"):
+        packages.append(top)
+    if not packages:
+        return None
+    path = package_zip(packages)
+    shipped = _SHIPPED.setdefault(sc.applicationId, set())
+    if Path(path).name not in shipped:
+        sc.addPyFile(path)
+        shipped.add(Path(path).name)
+    return path
+
+
+def _partition_runner(spec: ModelSpec, seed: int, walks: int, depth: int, swarm: bool, parts: int,
+                      max_violations: int, walks_acc, steps_acc) -> Callable:
+    def run(index: int, _items: Any):
+        model = spec.build()
+        s = summarize(model, seed, walk_ids_of_part(walks, index, parts), depth, swarm,
+                      keep_fingerprints=True, max_violations=max_violations)
+        fps, s.fingerprints = s.fingerprints, set()
+        walks_acc.add(s.walks)
+        steps_acc.add(s.steps)
+        yield ("summary", s)
+        for fp in fps:
+            yield ("fp", fp)
+
+    return run
+
+
+def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool = False,
+              partitions: int | None = None, max_violations: int = 20,
+              progress: Callable[[int, int, float], None] | None = None) -> tuple[Summary, int]:
+    """Run `walks` walks on `sc`; returns the merged Summary (fingerprints not collected) and the
+    exact number of distinct states visited. `progress(walks_done, steps_done, seconds)` is called
+    about once a second from a helper thread, as partitions complete."""
+    master = sc.master
+    ship_packages(sc, spec, master)
+    parts = max(1, min(partitions or sc.defaultParallelism * 4, max(walks, 1)))
+    walks_acc, steps_acc = sc.accumulator(0), sc.accumulator(0)
+    runner = _partition_runner(spec, seed, walks, depth, swarm, parts, max_violations, walks_acc, steps_acc)
+    rdd = sc.parallelize(range(parts), parts).mapPartitionsWithIndex(runner)
+    from pyspark import StorageLevel
+
+    rdd.persist(StorageLevel.MEMORY_AND_DISK)
+    stop = threading.Event()
+    start = time.monotonic()
+    if progress is not None:
+        def report() -> None:
+            while not stop.wait(1.0):
+                progress(walks_acc.value, steps_acc.value, time.monotonic() - start)
+
+        threading.Thread(target=report, daemon=True).start()
+    try:
+        summaries = rdd.filter(lambda kv: kv[0] == "summary").map(lambda kv: kv[1]).collect()
+        distinct = rdd.filter(lambda kv: kv[0] == "fp").map(lambda kv: kv[1]).distinct(parts).count()
+    finally:
+        stop.set()
+        rdd.unpersist()
+    total = Summary(max_violations=max_violations)
+    for s in summaries:
+        total.merge(s)
+    return total, distinct

@@ -1,0 +1,21 @@
+"""kcheck models: pure state machines of Kafka replication and KRaft.
+
+`MODELS` maps a model name to the module that defines it; each such module has a
+`DEFINITION: model.interface.ModelDefinition`. Modules are imported on first use.
+"""
+from __future__ import annotations
+
+import importlib
+
+from model.interface import ModelDefinition
+
+MODELS = {
+    "replication": "model.replication",
+    "kraft": "model.kraft",
+}
+
+
+def definition(name: str) -> ModelDefinition:
+    """The definition of model `name` (KeyError when there is no such model)."""
+    module = importlib.import_module(MODELS[name])
+    return module.DEFINITION  # type: ignore[no-any-return]

@@ -1,0 +1,96 @@
+"""The one interface every engine sees a model through (Stateright's `Model`, TLA+'s Init/Next).
+
+A model package exposes a module-level `DEFINITION: ModelDefinition`. The checker builds a
+`Model` from a validated config and a variant name and then uses only the methods below.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Iterable, Mapping, Protocol, Sequence
+
+State = Hashable
+Action = Hashable  # a NamedTuple whose repr is valid Python, e.g. Fetch(follower=2)
+
+
+@dataclass(frozen=True)
+class Property:
+    """A named pure predicate over states: `always` must hold in every reachable state,
+    `sometimes` must hold in at least one (a vacuity guard)."""
+
+    name: str
+    kind: str  # "always" | "sometimes"
+    predicate: Callable[[Any], bool]
+    description: str = ""
+
+
+def always(name: str, predicate: Callable[[Any], bool], description: str = "") -> Property:
+    return Property(name, "always", predicate, description)
+
+
+def sometimes(name: str, predicate: Callable[[Any], bool], description: str = "") -> Property:
+    return Property(name, "sometimes", predicate, description)
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One configuration key: its type (int or bool), default and allowed range."""
+
+    name: str
+    type: type
+    default: Any
+    doc: str
+    min: int | None = None
+    max: int | None = None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A protocol variant. `expect` is the invariant it must break, or "holds"."""
+
+    name: str
+    description: str
+    expect: str = "holds"
+    bug_id: str = ""
+    reference: str = ""
+    preset: str = "default"  # the configuration on which the expectation is checked
+
+
+class Model(Protocol):
+    """What an engine may call. Action order from `actions` must be deterministic."""
+
+    name: str
+    variant: str
+    config: Mapping[str, Any]
+    properties: Sequence[Property]
+    action_kinds: Sequence[str]  # every action name the model can produce, for coverage
+
+    def init_states(self) -> list[Any]: ...
+
+    def actions(self, state: Any) -> Iterable[Any]: ...
+
+    def next_state(self, state: Any, action: Any) -> Any | None: ...
+
+    def encode(self, state: Any) -> bytes:
+        """Canonical bytes of a state: equal states give equal bytes in every process."""
+        ...
+
+    def to_json(self, state: Any) -> dict[str, Any]:
+        """A JSON-able rendering of a state: variable name -> plain value."""
+        ...
+
+
+@dataclass(frozen=True)
+class ModelDefinition:
+    """What a model package declares: its config keys, presets, variants and constructor."""
+
+    name: str
+    description: str
+    config_keys: Sequence[ConfigKey]
+    presets: Mapping[str, Mapping[str, Any]]  # preset name -> values overriding defaults
+    variants: Sequence[Variant]  # the first is the unmodified protocol, "kafka-4.1"
+    build: Callable[[Mapping[str, Any], str], Model]
+    invariants: Sequence[tuple[str, str, str]] = field(default_factory=tuple)  # (name, kind, description)
+
+
+def action_name(action: Any) -> str:
+    return type(action).__name__

@@ -1,0 +1,71 @@
+"""Faults: crash-restarts (with or without the disk), message loss, network partitions.
+
+A crash and the restart that follows are one step: a node that is down is indistinguishable
+from one that takes no step while its messages are lost or held, which the other actions
+already allow.
+"""
+from __future__ import annotations
+
+from model.kraft import quorum as Q
+from model.kraft import rules
+from model.kraft.network import drop_addressed_to, find, remove
+from model.kraft.quorum import Context
+from model.kraft.rules import CANDIDATE, NO_ID
+from model.kraft.state import KraftState, Node, fresh_node
+
+
+def restart(s: KraftState, c: Context, i: int) -> KraftState | None:
+    """Node i crashes and restarts with its disk (QuorumState.initialize): the role comes back
+    from the quorum-state file and the log (rules.initial_election_state); the HW, the election
+    tallies and the leader's view of its followers are lost. A vote that was never written
+    (vote-not-persisted) is forgotten."""
+    if s.restarts >= c.p.restarts:
+        return None
+    n = s.nodes[i]
+    stored_vote = n.voted if n.vote_persisted else NO_ID
+    init = rules.initial_election_state(i, n.epoch, n.leader, stored_vote, rules.last_epoch(n.log))
+    if n.observer:  # an observer never held a vote or led; it comes back Unattached
+        init = rules.InitialElection(rules.UNATTACHED, n.epoch, NO_ID, NO_ID)
+    votes = Q.own_vote(c.p.n, i) if init.role == CANDIDATE else ()
+    node = Node(init.role, init.epoch, init.leader, init.voted, n.log, NO_ID, votes, NO_ID, (), False,
+                n.observer, True)
+    s = drop_addressed_to(s._replace(restarts=s.restarts + 1), i)
+    return Q.restart(s, c, i, node)
+
+
+def disk_loss(s: KraftState, c: Context, i: int) -> KraftState | None:
+    """Node i crashes, its disk is replaced and formatted, and it restarts: empty log, no
+    quorum-state file (epoch 0). With KIP-853 (kraft.version 1) the new disk has a new
+    directory id, so the replica is no longer the voter (id, old directory id): it is an
+    observer, cannot vote or stand, and does not count toward the HW until an operator adds it
+    back (not modelled). In same-identity-after-disk-loss it is the same voter again."""
+    n = s.nodes[i]
+    if s.disk_losses >= c.p.disk_losses or n.observer:
+        return None
+    node = fresh_node(observer=c.proto.directory_id)
+    s = drop_addressed_to(s._replace(disk_losses=s.disk_losses + 1), i)
+    return Q.restart(s, c, i, node)
+
+
+def drop_message(s: KraftState, c: Context, kind: int, src: int, dst: int) -> KraftState | None:
+    """The network loses a message in flight."""
+    if not c.p.message_loss:
+        return None
+    m = find(s, kind, src, dst)
+    return None if m is None else remove(s, m)
+
+
+def cut_link(s: KraftState, c: Context, a: int, b: int) -> KraftState | None:
+    """The network partitions a from b: messages between them are held until the link heals."""
+    link = (min(a, b), max(a, b))
+    if a == b or s.cuts >= c.p.partitions or link in s.cut_links:
+        return None
+    return s._replace(cut_links=tuple(sorted(s.cut_links + (link,))), cuts=s.cuts + 1)
+
+
+def heal_link(s: KraftState, c: Context, a: int, b: int) -> KraftState | None:
+    """The partition between a and b heals."""
+    link = (min(a, b), max(a, b))
+    if link not in s.cut_links:
+        return None
+    return s._replace(cut_links=tuple(x for x in s.cut_links if x != link))

@@ -1,0 +1,172 @@
+"""Role transitions of one voter: QuorumState's transitionTo* methods and KafkaRaftClient's
+onBecome* follow-ups. Roles change only here; each function asserts that the transition is one
+QuorumState allows (an AssertionError is a bug in the model, as an IllegalStateException would
+be in Kafka).
+
+Every transition except the two vote grants resets the node's connections (resetConnections).
+Durable transitions write the election state (epoch, leader, voted) to the quorum-state file,
+which the model keeps as the node's epoch/leader/voted fields themselves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model.kraft import rules
+from model.kraft.network import reset_connections
+from model.kraft.params import Params
+from model.kraft.rules import (
+    CANDIDATE, FOLLOWER, GRANTED, LEADER, NO_ID, PROSPECTIVE, RESIGNED, UNATTACHED, UNRECORDED,
+)
+from model.kraft.state import (
+    ELECTED_AFTER_RESTART, LEADER_CHANGE, History, KraftState, Node,
+)
+from model.kraft.variants import Protocol
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every action reads besides the state: the parameters and the variant's switches."""
+
+    p: Params
+    proto: Protocol
+
+
+def set_node(s: KraftState, i: int, node: Node) -> KraftState:
+    nodes = s.nodes
+    return s._replace(nodes=nodes[:i] + (node,) + nodes[i + 1:])
+
+
+def own_vote(n: int, i: int) -> tuple[int, ...]:
+    """A new EpochElection: every voter unrecorded but ourselves, granted."""
+    return tuple(GRANTED if j == i else UNRECORDED for j in range(n))
+
+
+def _role_change(s: KraftState, i: int, node: Node) -> KraftState:
+    return reset_connections(set_node(s, i, node), i)
+
+
+def become_unattached(s: KraftState, c: Context, i: int, epoch: int, leader: int = NO_ID) -> KraftState:
+    """QuorumState.transitionToUnattached: a higher epoch, or a lost election as Prospective in the
+    same epoch (the vote of that epoch is kept so we cannot vote twice). The HW is kept."""
+    n = s.nodes[i]
+    assert epoch > n.epoch or (epoch == n.epoch and n.role == PROSPECTIVE), (n, epoch)
+    voted = n.voted if epoch == n.epoch else NO_ID
+    node = n._replace(role=UNATTACHED, epoch=epoch, leader=leader, voted=voted, votes=(),
+                      epoch_start=NO_ID, end_offsets=(), fetched=False, vote_persisted=True)
+    return _role_change(s, i, node)
+
+
+def add_voted_state(s: KraftState, c: Context, i: int, candidate: int) -> KraftState:
+    """QuorumState.unattachedAddVotedState / prospectiveAddVotedState: grant our one standard vote
+    of this epoch. Durable (the reply waits for the write) unless the variant skips the write.
+    A Prospective starts a fresh ProspectiveState: its pre-vote tally restarts. No reset."""
+    n = s.nodes[i]
+    assert n.role in (UNATTACHED, PROSPECTIVE) and n.voted == NO_ID and candidate != i, (n, candidate)
+    assert not n.observer
+    votes = own_vote(c.p.n, i) if n.role == PROSPECTIVE else n.votes
+    node = n._replace(voted=candidate, votes=votes, vote_persisted=c.proto.persist_vote)
+    return set_node(s, i, node)
+
+
+def become_prospective(s: KraftState, c: Context, i: int) -> KraftState:
+    """QuorumState.transitionToProspective (memory only: epoch, leader and vote unchanged), then
+    onBecomeProspective: a single voter is at once a Candidate."""
+    n = s.nodes[i]
+    assert c.proto.pre_vote and not n.observer and n.role in (UNATTACHED, FOLLOWER, CANDIDATE), n
+    node = n._replace(role=PROSPECTIVE, votes=own_vote(c.p.n, i), epoch_start=NO_ID, end_offsets=(),
+                      fetched=False)
+    s = _role_change(s, i, node)
+    if rules.is_vote_granted(node.votes):
+        return become_candidate(s, c, i)
+    return s
+
+
+def become_candidate(s: KraftState, c: Context, i: int) -> KraftState:
+    """QuorumState.transitionToCandidate: epoch + 1, vote for ourselves (durable), then
+    onBecomeCandidate: a single voter is at once Leader. With pre-vote only a Prospective may
+    become Candidate; without it (pre-KIP-996) any non-leader voter may."""
+    n = s.nodes[i]
+    allowed = (PROSPECTIVE,) if c.proto.pre_vote else (UNATTACHED, FOLLOWER, CANDIDATE, RESIGNED)
+    assert not n.observer and n.role in allowed and n.epoch < c.p.max_epoch, n
+    node = n._replace(role=CANDIDATE, epoch=n.epoch + 1, leader=NO_ID, voted=i, votes=own_vote(c.p.n, i),
+                      epoch_start=NO_ID, end_offsets=(), fetched=False, vote_persisted=True)
+    s = _role_change(s, i, node)
+    if rules.is_vote_granted(node.votes):
+        return become_leader(s, c, i)
+    return s
+
+
+def can_become_leader(c: Context, n: Node) -> bool:
+    """The model's bound: the LeaderChange record must fit in the log."""
+    return not c.proto.leader_change_record or n.leo < c.p.max_log
+
+
+def become_leader(s: KraftState, c: Context, i: int) -> KraftState:
+    """QuorumState.transitionToLeader (the epoch start offset is the LEO; no HW yet), then
+    KafkaRaftClient.onBecomeLeader: LeaderState.appendStartOfEpochControlRecords appends the
+    LeaderChange record of the new epoch (flushed at once in the model)."""
+    n = s.nodes[i]
+    assert n.role == CANDIDATE and rules.is_vote_granted(n.votes) and can_become_leader(c, n), n
+    log = n.log + ((n.epoch, LEADER_CHANGE),) if c.proto.leader_change_record else n.log
+    end_offsets = tuple(len(log) if j == i else NO_ID for j in range(c.p.n))
+    node = n._replace(role=LEADER, leader=i, log=log, hw=NO_ID, votes=(), epoch_start=n.leo,
+                      end_offsets=end_offsets, fetched=False)
+    s = _role_change(s, i, node)
+    h = s.history
+    elected = tuple(sorted(set(h.elected) | {(n.epoch, i)}))
+    event = ELECTED_AFTER_RESTART if s.restarts + s.disk_losses > 0 else h.last_event
+    s = s._replace(history=h._replace(elected=elected, last_event=event))
+    return update_leader_hw(s, c, i)
+
+
+def become_follower(s: KraftState, c: Context, i: int, epoch: int, leader: int) -> KraftState:
+    """QuorumState.transitionToFollower: a leader of a higher epoch, or the leader of our epoch
+    we did not know (not from Follower or Leader of that epoch). The vote of the same epoch is
+    kept; the HW is kept; FollowerState starts with hasFetchedFromLeader = false. Durable."""
+    n = s.nodes[i]
+    assert leader != i and leader != NO_ID, (n, leader)
+    assert epoch > n.epoch or (epoch == n.epoch and n.role not in (FOLLOWER, LEADER)), (n, epoch)
+    voted = n.voted if epoch == n.epoch else NO_ID
+    node = n._replace(role=FOLLOWER, epoch=epoch, leader=leader, voted=voted, votes=(),
+                      epoch_start=NO_ID, end_offsets=(), fetched=False, vote_persisted=True)
+    return _role_change(s, i, node)
+
+
+def become_resigned(s: KraftState, c: Context, i: int) -> KraftState:
+    """QuorumState.transitionToResigned (memory only): a leader gives up its epoch; ResignedState
+    has no HW. KafkaRaftClient.transitionToResigned resets the connections."""
+    n = s.nodes[i]
+    assert n.role == LEADER, n
+    node = n._replace(role=RESIGNED, hw=NO_ID, epoch_start=NO_ID, end_offsets=())
+    return _role_change(s, i, node)
+
+
+def restart(s: KraftState, c: Context, i: int, node: Node) -> KraftState:
+    """KafkaRaftClient.initialize after a restart: QuorumState.initialize gave `node`; a
+    Candidate runs onBecomeCandidate (a single voter is at once Leader)."""
+    s = _role_change(s, i, node)
+    if node.role == CANDIDATE and rules.is_vote_granted(node.votes) and can_become_leader(c, node):
+        return become_leader(s, c, i)
+    return s
+
+
+def update_leader_hw(s: KraftState, c: Context, i: int) -> KraftState:
+    """LeaderState.maybeUpdateHighWatermark after an end offset changed; a new HW commits the
+    entries below it (ghost: History.committed, History.leader_hws)."""
+    n = s.nodes[i]
+    hw = rules.leader_high_watermark(n.end_offsets, n.epoch_start, n.hw, not c.proto.epoch_start_hw)
+    if hw == n.hw:
+        return s
+    s = set_node(s, i, n._replace(hw=hw))
+    return s._replace(history=commit(s.history, n.log, hw, n.epoch))
+
+
+def commit(h: History, log: tuple, hw: int, epoch: int) -> History:
+    """Ghost: every entry below a leader's HW is committed; remember the first epoch that
+    committed it, and the largest HW each epoch's leader exposed."""
+    known = {(off, ep) for off, ep, _, _ in h.committed}
+    new = [(off, log[off][0], log[off][1], epoch) for off in range(hw) if (off, log[off][0]) not in known]
+    committed = tuple(sorted(h.committed + tuple(new))) if new else h.committed
+    hws = dict(h.leader_hws)
+    hws[epoch] = max(hw, hws.get(epoch, NO_ID))
+    return h._replace(committed=committed, leader_hws=tuple(sorted(hws.items())))

@@ -1,0 +1,88 @@
+"""Protocol variants of the kraft model: each switches one Kafka 4.1 mechanism off (bug-catalogue.md)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model.interface import Variant
+
+VARIANTS = (
+    Variant("kafka-4.1", "Kafka 4.1 KRaft as released (kraft.version 1): every mechanism on"),
+    Variant(
+        "commit-by-count",
+        "the leader's HW counts replicas only (no epoch-start condition) and a new leader writes no"
+        " LeaderChange record: Raft 'Figure 8'",
+        expect="leader_completeness",
+        bug_id="K1",
+        reference="LeaderState.maybeUpdateHighWatermark; Raft thesis 3.6.2 (Figure 3.7)",
+        preset="figure8",
+    ),
+    Variant(
+        "vote-without-log-check",
+        "voters grant (pre-)votes without comparing the requester's (last epoch, end offset) to their own",
+        expect="leader_completeness",
+        bug_id="K2",
+        reference="KafkaRaftClient.handleVoteRequest; Raft 5.4.1",
+        preset="elections",
+    ),
+    Variant(
+        "vote-not-persisted",
+        "a granted vote is not written to the quorum-state file before the reply; a restart forgets it",
+        expect="election_safety",
+        bug_id="K3",
+        reference="QuorumState.unattachedAddVotedState (durableTransitionTo)",
+        preset="restart",
+    ),
+    Variant(
+        "same-identity-after-disk-loss",
+        "a voter that lost its disk rejoins as the same voter (no directory id, as in a static"
+        " kraft.version 0 quorum) and votes with an empty log",
+        expect="election_safety",
+        bug_id="K4",
+        reference="KIP-853 (ReplicaKey directory id, KafkaRaftClient.isValidVoterKey)",
+        preset="disk-loss",
+    ),
+    Variant(
+        "no-pre-vote",
+        "election timeouts go straight to Candidate with epoch + 1 (pre-KIP-996): availability only",
+        expect="holds",
+        bug_id="K7",
+        reference="KIP-996",
+    ),
+    Variant(
+        "no-check-quorum",
+        "a leader never resigns for lack of fetches from a majority: availability only",
+        expect="holds",
+        bug_id="K8",
+        reference="KIP-996; KAFKA-15489 (LeaderState check quorum)",
+    ),
+)
+
+VARIANT_NAMES = tuple(v.name for v in VARIANTS)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """The switches the actions consult; all True is Kafka 4.1."""
+
+    pre_vote: bool = True  # KIP-996: Prospective state and pre-vote before an epoch bump
+    check_quorum: bool = True  # a leader without fetches from a majority resigns
+    epoch_start_hw: bool = True  # the HW must pass the leader's epoch start offset
+    leader_change_record: bool = True  # a new leader appends LeaderChange at its epoch start
+    vote_log_check: bool = True  # grant only to a requester whose log is up to date
+    persist_vote: bool = True  # a granted vote is persisted before the response
+    directory_id: bool = True  # KIP-853: a replica with a new disk is a new replica, not the voter
+
+    @classmethod
+    def of(cls, variant: str) -> "Protocol":
+        table = {
+            "kafka-4.1": cls(),
+            "commit-by-count": cls(epoch_start_hw=False, leader_change_record=False),
+            "vote-without-log-check": cls(vote_log_check=False),
+            "vote-not-persisted": cls(persist_vote=False),
+            "same-identity-after-disk-loss": cls(directory_id=False),
+            "no-pre-vote": cls(pre_vote=False),
+            "no-check-quorum": cls(check_quorum=False),
+        }
+        if variant not in table:
+            raise KeyError(f"unknown kraft variant {variant!r}; known: {', '.join(table)}")
+        return table[variant]

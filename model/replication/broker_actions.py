@@ -1,0 +1,306 @@
+"""Broker-side actions: metadata replay, the fetch protocol, ISR changes and produce.
+
+Each function is one action: guard first (return None when not enabled), then the effect.
+They follow core/src/main/scala/kafka/cluster/Partition.scala and the fetcher threads.
+"""
+from __future__ import annotations
+
+from model.replication.context import Context
+from model.replication.partition import can_expand_isr, fetch_divergence, follower_truncation, leader_hw
+from model.replication.records import NO_LEADER, LogEntry, PartitionRegistration
+from model.replication.state import (
+    AP_ERRORS,
+    F_DIVERGING,
+    F_FENCED,
+    F_NONE,
+    F_NOT_LEADER,
+    F_UNKNOWN,
+    UNKNOWN,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    Broker,
+    FetchRequest,
+    FetchResponse,
+    History,
+    Pending,
+    State,
+    with_message,
+    without_message,
+)
+
+_INELIGIBLE = AP_ERRORS.index("INELIGIBLE_REPLICA")
+_AP_NONE = AP_ERRORS.index("NONE")
+
+
+def set_broker(s: State, b: int, broker: Broker) -> tuple[Broker, ...]:
+    brokers = list(s.brokers)
+    brokers[b] = broker
+    return tuple(brokers)
+
+
+def last_epoch(log: tuple[LogEntry, ...]) -> int:
+    return log[-1].epoch if log else UNKNOWN
+
+
+def live_pending(history: History, brokers: tuple[Broker, ...]) -> History:
+    """Drop produce requests whose leader crashed or lost its epoch: they fail, never ack."""
+    keep = tuple(
+        p for p in history.pending
+        if brokers[p.leader].alive and brokers[p.leader].leader == p.leader
+        and brokers[p.leader].leader_epoch == p.leader_epoch
+    )
+    return history if keep == history.pending else history._replace(pending=keep)
+
+
+def isr_eligible(s: State, follower: int, fetched_broker_epoch: int) -> bool:
+    """Partition.isReplicaIsrEligible: unfenced, not shutting down, broker epoch as registered."""
+    reg = s.controller.brokers[follower]
+    return not reg.fenced and not reg.in_controlled_shutdown and reg.epoch == fetched_broker_epoch
+
+
+def waited_for(s: State, b: int, lb: Broker) -> tuple[int, ...]:
+    """Replicas outside the maximal ISR that the HW waits for: caught up and ISR-eligible
+    (Partition.maybeIncrementLeaderHW, shouldWaitForReplicaToJoinIsr)."""
+    leo = len(lb.log)
+    maximal = lb.maximal_isr
+    return tuple(
+        f for f, (f_leo, f_epoch, recent) in enumerate(lb.followers)
+        if f != b and f not in maximal and (recent or f_leo == leo) and isr_eligible(s, f, f_epoch)
+    )
+
+
+def leader_progress(s: State, ctx: Context, b: int) -> State:
+    """Partition.maybeIncrementLeaderHW, then complete delayed produces and note what consumers can read."""
+    lb = s.brokers[b]
+    if not lb.alive or lb.leader != b:
+        return s
+    leo = len(lb.log)
+    maximal = lb.maximal_isr
+    caught_up = waited_for(s, b, lb)
+    hw = leader_hw(
+        hw=lb.hw, leader_leo=leo, isr=lb.isr, maximal_isr=maximal, min_isr=ctx.p.min_isr, leader_id=b,
+        follower_leo={f: lb.followers[f][0] for f in range(len(s.brokers)) if f != b},
+        caught_up_eligible=caught_up, strict_min_isr=ctx.r.strict_min_isr,
+    )
+    h = s.history
+    if hw != lb.hw:
+        s = s._replace(brokers=set_broker(s, b, lb._replace(hw=hw)))
+        # Partition.checkEnoughReplicasReachOffset: acked, or NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        done = [p for p in h.pending if p.leader == b and p.leader_epoch == lb.leader_epoch and p.offset < hw]
+        if done:
+            acked = h.acked
+            if len(maximal) >= ctx.p.min_isr:
+                acked = tuple(sorted(acked + tuple(p.value for p in done)))
+            h = h._replace(pending=tuple(p for p in h.pending if p not in done), acked=acked)
+    readable = lb.log[:hw]
+    if len(readable) > len(h.exposed) and readable[: len(h.exposed)] == h.exposed:
+        h = h._replace(exposed=readable)
+    return s if h is s.history else s._replace(history=h)
+
+
+def become_leader(broker: Broker, b: int, reg: PartitionRegistration, n: int) -> Broker:
+    """Partition.makeLeader: a new leader epoch starts at the local LEO and forgets followers' state."""
+    if reg.leader_epoch > broker.leader_epoch or broker.leader != b:
+        return broker._replace(
+            leader=b, leader_epoch=reg.leader_epoch, partition_epoch=reg.partition_epoch, isr=reg.isr,
+            pending=(), leso=len(broker.log), followers=((UNKNOWN, UNKNOWN, False),) * n,
+        )
+    return broker._replace(partition_epoch=reg.partition_epoch, isr=reg.isr, pending=())
+
+
+def become_follower(broker: Broker, reg: PartitionRegistration, ctx: Context) -> Broker:
+    """Partition.makeFollower: follow the new leader; KIP-101 leaves truncation to the fetcher."""
+    new_epoch = reg.leader_epoch > broker.leader_epoch
+    broker = broker._replace(
+        leader=reg.leader, leader_epoch=reg.leader_epoch, partition_epoch=reg.partition_epoch,
+        isr=(), pending=(), leso=UNKNOWN, followers=(),
+    )
+    if new_epoch and not ctx.r.truncate_by_epoch:
+        broker = broker._replace(log=broker.log[: broker.hw])  # variant truncate-to-hw (R1)
+    return broker
+
+
+def apply_registration(broker: Broker, b: int, reg: PartitionRegistration, ctx: Context) -> Broker:
+    """ReplicaManager.applyDelta for one partition: ignore records older than the local partition epoch."""
+    if reg.partition_epoch < broker.partition_epoch:
+        return broker
+    if reg.leader == b:
+        return become_leader(broker, b, reg, ctx.p.n)
+    return become_follower(broker, reg, ctx)
+
+
+def replay_metadata(s: State, ctx: Context, b: int) -> State | None:
+    """Broker b replays the next partition-change record of the metadata log (KRaft metadata publisher)."""
+    broker = s.brokers[b]
+    if not broker.alive or broker.meta + 1 >= len(s.controller.log):
+        return None
+    reg = s.controller.log[broker.meta + 1]
+    broker = apply_registration(broker._replace(meta=broker.meta + 1), b, reg, ctx)
+    brokers = set_broker(s, b, broker)
+    s = s._replace(brokers=brokers, history=live_pending(s.history, brokers))
+    return leader_progress(s, ctx, b)
+
+
+def send_fetch(s: State, ctx: Context, f: int) -> State | None:
+    """Follower f's fetcher sends a Fetch to the leader it knows (ReplicaFetcherThread.buildFetch)."""
+    fb = s.brokers[f]
+    leader = fb.leader
+    if not fb.alive or leader == NO_LEADER or leader == f or not s.brokers[leader].alive:
+        return None
+    if s.in_flight() >= ctx.p.max_in_flight:
+        return None
+    for r in s.fetch_requests:  # one fetch at a time per fetcher
+        if r.follower == f and r.broker_epoch == fb.epoch and r.leader_epoch == fb.leader_epoch:
+            return None
+    for resp in s.fetch_responses:
+        if resp.follower == f and resp.leader_epoch == fb.leader_epoch:
+            return None
+    req = FetchRequest(f, leader, fb.epoch, fb.leader_epoch, len(fb.log), last_epoch(fb.log))
+    return s._replace(fetch_requests=with_message(s.fetch_requests, req))
+
+
+def _fetch_error(req: FetchRequest, error: int) -> FetchResponse:
+    return FetchResponse(req.follower, req.leader, req.leader_epoch, req.fetch_offset, error, UNKNOWN, UNKNOWN, (), UNKNOWN)
+
+
+def handle_fetch(s: State, ctx: Context, req: FetchRequest) -> State | None:
+    """The leader serves a follower's Fetch (Partition.fetchRecords, updateFollowerFetchState, maybeExpandIsr)."""
+    lb = s.brokers[req.leader]
+    if not lb.alive:
+        return None
+    s = s._replace(fetch_requests=without_message(s.fetch_requests, req))
+    f = req.follower
+    if lb.leader != req.leader:
+        resp = _fetch_error(req, F_NOT_LEADER)
+    elif req.leader_epoch < lb.leader_epoch:
+        resp = _fetch_error(req, F_FENCED)
+    elif req.leader_epoch > lb.leader_epoch:
+        resp = _fetch_error(req, F_UNKNOWN)
+    else:
+        diverging = fetch_divergence(
+            lb.log, (lb.leader_epoch, lb.leso), fetch_offset=req.fetch_offset, last_fetched_epoch=req.last_fetched_epoch
+        )
+        if diverging is not None:  # KAFKA-13141: the follower's position is not recorded
+            resp = FetchResponse(f, req.leader, req.leader_epoch, req.fetch_offset, F_DIVERGING,
+                                 diverging[0], diverging[1], (), lb.hw)
+        elif _stale_broker_epoch(s, f, req.broker_epoch):
+            resp = _fetch_error(req, F_NOT_LEADER)
+        else:
+            resp = FetchResponse(f, req.leader, req.leader_epoch, req.fetch_offset, F_NONE, UNKNOWN, UNKNOWN,
+                                 lb.log[req.fetch_offset:], lb.hw)
+            followers = list(lb.followers)
+            caught_up = followers[f][2] or req.fetch_offset >= len(lb.log)  # Replica.lastCaughtUpTimeMs
+            followers[f] = (req.fetch_offset, req.broker_epoch, caught_up)
+            lb = lb._replace(followers=tuple(followers))
+            s = s._replace(brokers=set_broker(s, req.leader, lb))
+            s = _maybe_expand_isr(s, ctx, req.leader, f)
+    s = s._replace(fetch_responses=with_message(s.fetch_responses, resp))
+    return leader_progress(s, ctx, req.leader)
+
+
+def _stale_broker_epoch(s: State, f: int, broker_epoch: int) -> bool:
+    """Replica.updateFetchStateOrThrow (KAFKA-15221): a fetch older than f's unfenced registration is refused."""
+    reg = s.controller.brokers[f]
+    return broker_epoch != UNKNOWN and not reg.fenced and reg.epoch > broker_epoch
+
+
+def _maybe_expand_isr(s: State, ctx: Context, b: int, f: int) -> State:
+    """Partition.maybeExpandIsr: propose ISR + f when f is caught up and eligible (KIP-497, KIP-903)."""
+    lb = s.brokers[b]
+    leo, broker_epoch, _ = lb.followers[f]
+    if f in lb.isr or s.in_flight() + 1 >= ctx.p.max_in_flight:
+        return s  # no room: the leader tries again on f's next fetch
+    if not can_expand_isr(follower_leo=leo, leader_hw=lb.hw, leso=lb.leso,
+                          eligible=isr_eligible(s, f, broker_epoch), pending=bool(lb.pending)):
+        return s
+    proposed = tuple(sorted(lb.isr + (f,)))
+    return _send_alter_partition(s, b, lb, proposed)
+
+
+def _send_alter_partition(s: State, b: int, lb: Broker, proposed: tuple[int, ...]) -> State:
+    """Partition.submitAlterPartition: the proposal carries every member's broker epoch (KIP-903)."""
+    members = tuple((i, lb.epoch if i == b else lb.followers[i][1]) for i in proposed)
+    req = AlterPartitionRequest(b, lb.epoch, lb.leader_epoch, lb.partition_epoch, members, False)
+    return s._replace(
+        brokers=set_broker(s, b, lb._replace(pending=proposed)),
+        ap_requests=with_message(s.ap_requests, req),
+    )
+
+
+def shrink_isr(s: State, ctx: Context, b: int, f: int) -> State | None:
+    """Leader b drops follower f, not caught up within replica.lag.time.max.ms (Partition.maybeShrinkIsr)."""
+    lb = s.brokers[b]
+    if not lb.alive or lb.leader != b or f not in lb.isr or f == b or lb.pending:
+        return None
+    if lb.followers[f][0] >= len(lb.log) or s.in_flight() >= ctx.p.max_in_flight:
+        return None  # a follower at the leader's LEO is never out of sync
+    followers = list(lb.followers)
+    followers[f] = (followers[f][0], followers[f][1], False)  # its last caught-up time is now too old
+    lb = lb._replace(followers=tuple(followers))
+    return _send_alter_partition(s, b, lb, tuple(i for i in lb.isr if i != f))
+
+
+def handle_fetch_response(s: State, ctx: Context, resp: FetchResponse) -> State | None:
+    """Follower processes a Fetch response: append, or truncate on a diverging epoch (AbstractFetcherThread)."""
+    fb = s.brokers[resp.follower]
+    if not fb.alive:
+        return None
+    s = s._replace(fetch_responses=without_message(s.fetch_responses, resp))
+    if fb.leader != resp.leader or fb.leader_epoch != resp.leader_epoch or len(fb.log) != resp.fetch_offset:
+        return s  # the fetch state moved on: the response is discarded
+    if resp.error == F_DIVERGING:
+        offset, _ = follower_truncation(fb.log, diverging_epoch=resp.diverging_epoch,
+                                        diverging_end_offset=resp.diverging_end_offset)
+        fb = fb._replace(log=fb.log[:offset], hw=min(fb.hw, offset))
+    elif resp.error == F_NONE:
+        log = fb.log + resp.records
+        fb = fb._replace(log=log, hw=min(resp.hw, len(log)))
+    else:
+        return s
+    return s._replace(brokers=set_broker(s, resp.follower, fb))
+
+
+def handle_alter_partition_response(s: State, ctx: Context, resp: AlterPartitionResponse) -> State | None:
+    """Leader handles the controller's answer (Partition.handleAlterPartitionUpdate / handleAlterPartitionError)."""
+    lb = s.brokers[resp.leader]
+    if not lb.alive:
+        return None
+    if (ctx.r.metadata_before_response and resp.error == _AP_NONE
+            and lb.meta < resp.registration[0].partition_epoch):
+        return None  # timing assumption: the leader replays the record before the response (spec)
+    s = s._replace(ap_responses=without_message(s.ap_responses, resp))
+    proposed = tuple(i for i, _ in resp.request.new_isr)
+    if lb.leader != resp.leader or lb.pending != proposed or lb.leader_epoch != resp.request.leader_epoch:
+        return s  # no longer the proposal in flight
+    if resp.error == _INELIGIBLE:
+        lb = lb._replace(pending=())  # the controller says it was not applied: back to the committed ISR
+    elif resp.error == _AP_NONE:
+        reg = resp.registration[0]
+        if reg.leader_epoch != lb.leader_epoch or reg.partition_epoch < lb.partition_epoch:
+            return s
+        lb = lb._replace(isr=reg.isr, partition_epoch=reg.partition_epoch, pending=())
+    else:
+        return s  # stays pending until new metadata arrives
+    s = s._replace(brokers=set_broker(s, resp.leader, lb))
+    return leader_progress(s, ctx, resp.leader)
+
+
+def produce(s: State, ctx: Context, b: int, value: int) -> State | None:
+    """A producer (acks=all) appends `value` at leader b (Partition.appendRecordsToLeader)."""
+    lb = s.brokers[b]
+    h = s.history
+    if not lb.alive or lb.leader != b or value != h.next_value or value >= ctx.p.values:
+        return None
+    if len(lb.isr) < ctx.p.min_isr:
+        return None  # NOT_ENOUGH_REPLICAS: rejected, nothing written
+    offset = len(lb.log)
+    lb = lb._replace(log=lb.log + (LogEntry(lb.leader_epoch, value),))
+    h = h._replace(next_value=value + 1, pending=h.pending + (Pending(value, b, lb.leader_epoch, offset),))
+    s = s._replace(brokers=set_broker(s, b, lb), history=h)
+    return leader_progress(s, ctx, b)
+
+
+__all__ = [
+    "replay_metadata", "send_fetch", "handle_fetch", "handle_fetch_response", "shrink_isr",
+    "handle_alter_partition_response", "produce", "leader_progress", "apply_registration",
+]

@@ -1,0 +1,78 @@
+"""Controller actions: broker lifecycle and AlterPartition, writing partition-change records.
+
+The controller is one state machine (the active KRaft controller); its metadata log is the
+sequence of partition registrations, one per partition epoch.
+"""
+from __future__ import annotations
+
+from model.replication import controller as rules
+from model.replication.broker_actions import leader_progress
+from model.replication.context import Context
+from model.replication.records import BrokerRegistration, PartitionRegistration
+from model.replication.state import AP_ERRORS, AlterPartitionRequest, AlterPartitionResponse, State, with_message, without_message
+
+
+def write(s: State, ctx: Context, reg: PartitionRegistration | None) -> State | None:
+    """Append a partition-change record; None when it would pass the configured epoch bounds."""
+    if reg is None:
+        return s
+    if reg.leader_epoch > ctx.p.max_leader_epoch or reg.partition_epoch > ctx.p.max_partition_epoch:
+        return None
+    return s._replace(controller=s.controller._replace(log=s.controller.log + (reg,)))
+
+
+def set_registration(s: State, b: int, reg: BrokerRegistration) -> tuple[BrokerRegistration, ...]:
+    regs = list(s.controller.brokers)
+    regs[b] = reg
+    return tuple(regs)
+
+
+def fence_broker(s: State, ctx: Context, b: int) -> State | None:
+    """The controller fences broker b whose heartbeats stopped (ReplicationControlManager.handleBrokerFenced)."""
+    reg = s.controller.brokers[b]
+    alive = s.brokers[b].alive
+    if reg.fenced or (alive and s.history.fences >= ctx.p.fences):
+        return None
+    regs = set_registration(s, b, reg._replace(fenced=True))
+    s = s._replace(controller=s.controller._replace(brokers=regs))
+    if alive:
+        s = s._replace(history=s.history._replace(fences=s.history.fences + 1))
+    change = rules.handle_broker_fenced(
+        s.controller.partition, regs, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr, unclean_election=ctx.p.unclean
+    )
+    return write(s, ctx, change)
+
+
+def unfence_broker(s: State, ctx: Context, b: int) -> State | None:
+    """A fenced broker heartbeats again, caught up, and is unfenced (ReplicationControlManager.handleBrokerUnfenced)."""
+    reg = s.controller.brokers[b]
+    broker = s.brokers[b]
+    if not reg.fenced or not broker.alive or reg.epoch != broker.epoch:
+        return None
+    regs = set_registration(s, b, reg._replace(fenced=False))
+    s = s._replace(controller=s.controller._replace(brokers=regs))
+    change = rules.handle_broker_unfenced(
+        s.controller.partition, regs, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr, unclean_election=ctx.p.unclean
+    )
+    return write(s, ctx, change)
+
+
+def handle_alter_partition(s: State, ctx: Context, req: AlterPartitionRequest) -> State | None:
+    """The controller validates and applies an AlterPartition (ReplicationControlManager.alterPartition)."""
+    s = s._replace(ap_requests=without_message(s.ap_requests, req))
+    current = s.controller.partition
+    error, change = rules.alter_partition(
+        current, s.controller.brokers, broker_id=req.leader, broker_epoch=req.broker_epoch,
+        leader_epoch=req.leader_epoch, partition_epoch=req.partition_epoch, new_isr=req.new_isr,
+        recovering=req.recovering, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr,
+        check_member_epochs=ctx.r.member_broker_epochs,
+    )
+    written = write(s, ctx, change)
+    if written is None:
+        return None
+    answer = (written.controller.partition,) if error == "NONE" else ()
+    resp = AlterPartitionResponse(req.leader, req, AP_ERRORS.index(error), answer)
+    return written._replace(ap_responses=with_message(written.ap_responses, resp))
+
+
+__all__ = ["write", "set_registration", "fence_broker", "unfence_broker", "handle_alter_partition", "leader_progress"]

@@ -1,0 +1,137 @@
+"""The replication model behind the model interface: Init, the enabled actions, Next."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from model.replication import actions as A
+from model.replication import broker_actions, controller_actions, fault_actions
+from model.replication.context import Context
+from model.replication.params import Params
+from model.replication.properties import properties
+from model.replication.records import BrokerRegistration, PartitionRegistration
+from model.replication.state import UNKNOWN, Broker, Controller, History, State
+from model.replication.variants import Rules
+
+_STEP = {
+    A.FenceBroker: lambda s, c, a: controller_actions.fence_broker(s, c, a.broker),
+    A.UnfenceBroker: lambda s, c, a: controller_actions.unfence_broker(s, c, a.broker),
+    A.HandleAlterPartition: lambda s, c, a: controller_actions.handle_alter_partition(s, c, a.request),
+    A.ReplayMetadata: lambda s, c, a: broker_actions.replay_metadata(s, c, a.broker),
+    A.SendFetch: lambda s, c, a: broker_actions.send_fetch(s, c, a.follower),
+    A.HandleFetch: lambda s, c, a: broker_actions.handle_fetch(s, c, a.request),
+    A.HandleFetchResponse: lambda s, c, a: broker_actions.handle_fetch_response(s, c, a.response),
+    A.ShrinkIsr: lambda s, c, a: broker_actions.shrink_isr(s, c, a.leader, a.follower),
+    A.HandleAlterPartitionResponse: lambda s, c, a: broker_actions.handle_alter_partition_response(s, c, a.response),
+    A.Produce: lambda s, c, a: broker_actions.produce(s, c, a.leader, a.value),
+    A.ControlledShutdown: lambda s, c, a: fault_actions.controlled_shutdown(s, c, a.broker),
+    A.Crash: lambda s, c, a: fault_actions.crash(s, c, a.broker),
+    A.LossyCrash: lambda s, c, a: fault_actions.lossy_crash(s, c, a.broker, a.keep),
+    A.Restart: lambda s, c, a: fault_actions.restart(s, c, a.broker),
+    A.DropMessage: lambda s, c, a: fault_actions.drop_message(s, c, a.message),
+}
+
+
+def initial_state(p: Params) -> State:
+    """Every broker registered and unfenced (epoch 1), broker 0 leads epoch 0 with a full ISR, empty logs."""
+    replicas = tuple(range(p.n))
+    reg = PartitionRegistration(replicas, replicas, (), (), 0, 0, 0, False)
+    brokers = []
+    for b in replicas:
+        broker = Broker(True, 1, False, 0, (), 0, 0, 0, 0, (), (), UNKNOWN, ())
+        if b == 0:
+            broker = broker._replace(isr=replicas, leso=0, followers=((UNKNOWN, UNKNOWN, False),) * p.n)
+        brokers.append(broker)
+    controller = Controller(tuple(BrokerRegistration(1, False, False) for _ in replicas), (reg,))
+    return State(tuple(brokers), controller, (), (), (), (), History(0, (), (), (), 0, 0, 0))
+
+
+class ReplicationModel:
+    """Kafka 4.1 replication of one partition over N brokers (RF = N), with a variant switched in."""
+
+    name = "replication"
+    action_kinds = A.ACTION_KINDS
+
+    def __init__(self, config: Mapping[str, Any], variant: str = "kafka-4.1") -> None:
+        self.config = dict(config)
+        self.variant = variant
+        self.params = Params.from_config(config)
+        self.ctx = Context(self.params, Rules.of(variant))
+        self.properties = properties(self.params)
+
+    def init_states(self) -> list[State]:
+        return [initial_state(self.params)]
+
+    def actions(self, s: State) -> list[Any]:
+        """Candidate actions in a fixed order; next_state applies each one's full guard."""
+        p = self.params
+        out: list[Any] = []
+        regs = s.controller.brokers
+        latest = len(s.controller.log) - 1
+        room = s.in_flight() < p.max_in_flight
+        h = s.history
+        for b, broker in enumerate(s.brokers):
+            if not regs[b].fenced:
+                if not broker.alive or h.fences < p.fences:
+                    out.append(A.FenceBroker(b))
+            elif broker.alive:
+                out.append(A.UnfenceBroker(b))
+            if not broker.alive:
+                if regs[b].fenced:
+                    out.append(A.Restart(b))
+                continue
+            if broker.meta < latest:
+                out.append(A.ReplayMetadata(b))
+            if broker.leader == b:
+                if room:
+                    for f in broker.isr:
+                        if f != b:
+                            out.append(A.ShrinkIsr(b, f))
+                if h.next_value < p.values:
+                    out.append(A.Produce(b, h.next_value))
+            elif broker.leader != UNKNOWN and room:
+                out.append(A.SendFetch(b))
+            if h.crashes < p.crashes:
+                out.append(A.ControlledShutdown(b))
+                out.append(A.Crash(b))
+                if h.lossy_crashes < p.lossy_crashes:
+                    for keep in range(len(broker.log)):
+                        out.append(A.LossyCrash(b, keep))
+        for m in s.fetch_requests:
+            out.append(A.HandleFetch(m))
+        for m in s.fetch_responses:
+            out.append(A.HandleFetchResponse(m))
+        for m in s.ap_requests:
+            out.append(A.HandleAlterPartition(m))
+        for m in s.ap_responses:
+            out.append(A.HandleAlterPartitionResponse(m))
+        for messages in (s.fetch_requests, s.fetch_responses, s.ap_requests, s.ap_responses):
+            for m in messages:
+                out.append(A.DropMessage(m))
+        return out
+
+    def next_state(self, s: State, action: Any) -> State | None:
+        return _STEP[type(action)](s, self.ctx, action)
+
+    def fingerprint(self, s: State) -> int:
+        """The tuple hash: states hold only ints, bools and tuples, whose hashes are process-independent."""
+        return hash(s)
+
+    def encode(self, s: State) -> bytes:
+        return repr(_plain(s)).encode()
+
+    def to_json(self, s: State) -> dict[str, Any]:
+        return _json(s)
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, tuple):
+        return tuple(_plain(v) for v in x)
+    return x
+
+
+def _json(x: Any) -> Any:
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return {k: _json(v) for k, v in zip(x._fields, x)}
+    if isinstance(x, tuple):
+        return [_json(v) for v in x]
+    return x

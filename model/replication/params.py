@@ -1,0 +1,54 @@
+"""Configuration keys and presets of the replication model, and the derived parameters."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from model.interface import ConfigKey
+
+CONFIG_KEYS = (
+    ConfigKey("brokers", int, 3, "number of brokers; replication factor = brokers", 1, 5),
+    ConfigKey("values", int, 1, "distinct values the producer writes (acks=all)", 0, 4),
+    ConfigKey("max_leader_epoch", int, 2, "no partition change may raise the leader epoch above this", 0, 10),
+    ConfigKey("max_partition_epoch", int, 4, "no partition change may raise the partition epoch above this", 0, 20),
+    ConfigKey("crashes", int, 1, "budget of broker crashes and controlled shutdowns (lossy ones included)", 0, 5),
+    ConfigKey("lossy_crashes", int, 1, "of those, crashes that lose the unflushed suffix of the log", 0, 5),
+    ConfigKey("fences", int, 1, "budget of fencings of a live broker (lost heartbeats)", 0, 5),
+    ConfigKey("max_in_flight", int, 2, "messages (requests + responses) in flight at once", 1, 10),
+    ConfigKey("min_insync_replicas", int, 2, "min.insync.replicas", 1, 5),
+    ConfigKey("elr_enabled", bool, True, "eligible leader replicas (KIP-966)", None, None),
+    ConfigKey("unclean_leader_election", bool, False, "unclean.leader.election.enable", None, None),
+)
+
+PRESETS: Mapping[str, Mapping[str, Any]] = {
+    "smoke": {"brokers": 2, "values": 1, "max_leader_epoch": 1, "max_partition_epoch": 2,
+              "crashes": 1, "lossy_crashes": 1, "fences": 1, "max_in_flight": 2, "min_insync_replicas": 1},
+    "default": {},
+}
+
+
+@dataclass(frozen=True)
+class Params:
+    """The configuration, as the actions read it."""
+
+    n: int
+    values: int
+    max_leader_epoch: int
+    max_partition_epoch: int
+    crashes: int
+    lossy_crashes: int
+    fences: int
+    max_in_flight: int
+    min_isr: int  # effective: min(min.insync.replicas, replication factor)
+    elr: bool
+    unclean: bool
+
+    @classmethod
+    def from_config(cls, c: Mapping[str, Any]) -> "Params":
+        return cls(
+            n=c["brokers"], values=c["values"], max_leader_epoch=c["max_leader_epoch"],
+            max_partition_epoch=c["max_partition_epoch"], crashes=c["crashes"],
+            lossy_crashes=c["lossy_crashes"], fences=c["fences"], max_in_flight=c["max_in_flight"],
+            min_isr=min(c["min_insync_replicas"], c["brokers"]), elr=c["elr_enabled"],
+            unclean=c["unclean_leader_election"],
+        )

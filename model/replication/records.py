@@ -1,0 +1,37 @@
+"""Plain records shared by the replication model's pure rules and its state machine.
+
+Broker ids are 0..N-1. Sets of brokers are sorted tuples, so states encode canonically.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+NO_LEADER = -1
+
+
+class PartitionRegistration(NamedTuple):
+    """The controller's partition record (metadata PartitionRegistration)."""
+
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    elr: tuple[int, ...]
+    last_known_elr: tuple[int, ...]
+    leader: int  # NO_LEADER when there is none
+    leader_epoch: int
+    partition_epoch: int
+    recovering: bool  # LeaderRecoveryState.RECOVERING
+
+
+class BrokerRegistration(NamedTuple):
+    """The controller's view of one broker (ClusterControlManager / BrokerRegistration)."""
+
+    epoch: int
+    fenced: bool
+    in_controlled_shutdown: bool = False
+
+
+class LogEntry(NamedTuple):
+    """One record of a partition log: the leader epoch it was written in and its value."""
+
+    epoch: int
+    value: int

@@ -1,0 +1,160 @@
+"""The replication model's state: brokers, controller, network and ghost history.
+
+Every field is an int (>= -1), a bool or a tuple of those, never None or a str: so the
+built-in tuple hash of a state is the same in every process (see `Model.fingerprint`).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from model.replication.records import BrokerRegistration, LogEntry, PartitionRegistration
+
+UNKNOWN = -1  # an offset or epoch the holder does not know
+
+
+class Broker(NamedTuple):
+    """One broker process and its replica of the partition (Partition.scala, UnifiedLog)."""
+
+    alive: bool
+    epoch: int  # broker epoch of its latest registration
+    clean: bool  # clean-shutdown marker on disk (written by a controlled shutdown)
+    meta: int  # partition epoch of the last metadata record it replayed
+    log: tuple[LogEntry, ...]
+    hw: int
+    # the partition as this broker last learnt it (metadata replay or AlterPartition response)
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    # leader-only state (empty / UNKNOWN on followers)
+    isr: tuple[int, ...]  # committed ISR
+    pending: tuple[int, ...]  # ISR proposed by an AlterPartition in flight; () = none
+    leso: int  # leader epoch start offset
+    # per broker id, from its fetches: (LEO, broker epoch, caught up since the leader last found it lagging)
+    followers: tuple[tuple[int, int, bool], ...]
+
+    @property
+    def maximal_isr(self) -> tuple[int, ...]:
+        """KIP-497: the committed ISR plus a pending expansion (a pending shrink keeps the old ISR)."""
+        if not self.pending:
+            return self.isr
+        return tuple(sorted(set(self.isr) | set(self.pending)))
+
+    @property
+    def leo(self) -> int:
+        return len(self.log)
+
+
+class Controller(NamedTuple):
+    """The KRaft controller, abstracted as one state machine with a metadata log."""
+
+    brokers: tuple[BrokerRegistration, ...]
+    log: tuple[PartitionRegistration, ...]  # partition-change records; log[i].partition_epoch == i
+
+    @property
+    def partition(self) -> PartitionRegistration:
+        return self.log[-1]
+
+
+class FetchRequest(NamedTuple):
+    """Follower -> leader Fetch (FetchRequest v12+, with broker epoch as in KIP-903)."""
+
+    follower: int
+    leader: int
+    broker_epoch: int
+    leader_epoch: int  # current leader epoch of the follower (KIP-320)
+    fetch_offset: int
+    last_fetched_epoch: int
+
+
+class FetchResponse(NamedTuple):
+    """Leader -> follower. `error` is an index into FETCH_ERRORS; records only on NONE."""
+
+    follower: int
+    leader: int
+    leader_epoch: int  # the request's leader epoch (the fetcher ignores stale epochs)
+    fetch_offset: int
+    error: int
+    diverging_epoch: int
+    diverging_end_offset: int
+    records: tuple[LogEntry, ...]
+    hw: int
+
+
+FETCH_ERRORS = ("NONE", "NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "DIVERGING_EPOCH")
+F_NONE, F_NOT_LEADER, F_FENCED, F_UNKNOWN, F_DIVERGING = range(len(FETCH_ERRORS))
+
+
+class AlterPartitionRequest(NamedTuple):
+    """Leader -> controller AlterPartition (KIP-497, per-member broker epochs from KIP-903)."""
+
+    leader: int
+    broker_epoch: int
+    leader_epoch: int
+    partition_epoch: int
+    new_isr: tuple[tuple[int, int], ...]  # (broker id, broker epoch as the leader saw it)
+    recovering: bool
+
+
+class AlterPartitionResponse(NamedTuple):
+    """Controller -> leader. `error` is an index into AP_ERRORS; `registration` on NONE."""
+
+    leader: int
+    request: AlterPartitionRequest
+    error: int
+    registration: tuple[PartitionRegistration, ...]  # () or (the registration it answers with,)
+
+
+AP_ERRORS = (
+    "NONE",
+    "STALE_BROKER_EPOCH",
+    "NOT_CONTROLLER",
+    "FENCED_LEADER_EPOCH",
+    "INVALID_REQUEST",
+    "INVALID_UPDATE_VERSION",
+    "INELIGIBLE_REPLICA",
+)
+
+
+class Pending(NamedTuple):
+    """A produce request (acks=all) waiting in purgatory for the HW to pass its record."""
+
+    value: int
+    leader: int
+    leader_epoch: int
+    offset: int
+
+
+class History(NamedTuple):
+    """Ghost variables: what clients saw and the fault budgets used. Not visible to the protocol."""
+
+    next_value: int  # values are produced in order 0, 1, ...
+    pending: tuple[Pending, ...]
+    acked: tuple[int, ...]
+    exposed: tuple[LogEntry, ...]  # the longest log prefix ever below a leader's HW (true HW = len)
+    crashes: int
+    lossy_crashes: int
+    fences: int
+
+
+class State(NamedTuple):
+    brokers: tuple[Broker, ...]
+    controller: Controller
+    fetch_requests: tuple[FetchRequest, ...]  # multisets: sorted tuples
+    fetch_responses: tuple[FetchResponse, ...]
+    ap_requests: tuple[AlterPartitionRequest, ...]
+    ap_responses: tuple[AlterPartitionResponse, ...]
+    history: History
+
+    def in_flight(self) -> int:
+        return len(self.fetch_requests) + len(self.fetch_responses) + len(self.ap_requests) + len(self.ap_responses)
+
+
+def with_message(messages: tuple, message: object) -> tuple:
+    """Add a message to a multiset of messages (kept sorted, so equal networks are equal tuples)."""
+    return tuple(sorted(messages + (message,)))
+
+
+def without_message(messages: tuple, message: object) -> tuple:
+    """Remove one copy of a message from a multiset of messages."""
+    i = messages.index(message)
+    return messages[:i] + messages[i + 1 :]

@@ -1,0 +1,246 @@
+"""Random walks (checker.walks), shrinking (checker.shrink) and `kcheck simulate --engine local`
+on the toy model: determinism, independence from how walk ids are split, shrinking to the
+BFS-shortest length, swarm weights."""
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import model  # noqa: E402
+from checker.bfs import explore  # noqa: E402
+from checker.cli import main  # noqa: E402
+from checker.shrink import bounded_bfs, shrink, shrink_walk  # noqa: E402
+from checker.simulate import run_local  # noqa: E402
+from checker.walks import (  # noqa: E402
+    ModelSpec, Summary, replay, summarize, swarm_weights, walk_ids_of_part, walk_seed, walks,
+)
+from model.interface import always  # noqa: E402
+from tests.toymodel import ToyModel  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def toy_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(model.MODELS, "toy", "tests.toymodel")
+
+
+def toy(k: int = 10, limit: int = 1000) -> ToyModel:
+    return model.definition("toy").build({"k": k, "limit": limit}, "kafka-4.1")
+
+
+class CornerToy(ToyModel):
+    """The toy with one invariant: (k, 0) is never reached. Shortest violation: k steps (IncX^k);
+    a walk that first raises y must go round (k, k) -> Reset, so walks find longer traces."""
+
+    def __init__(self, k: int) -> None:
+        super().__init__({"k": k, "limit": 10**9})
+        self.properties = [always("not_corner", lambda s: not (s.x == k and s.y == 0), "(k, 0) unreached")]
+
+
+class Stuck(ToyModel):
+    """The toy whose only action is always a no-op: every walk deadlocks at once."""
+
+    def actions(self, s):
+        return [Never()]
+
+
+class Never(tuple):
+    pass
+
+
+def _key(r):
+    return (r.walk_id, r.outcome, r.steps, r.init_index, r.actions, r.invariant, r.action_counts,
+            r.sometimes_reached, r.fingerprints, r.weights)
+
+
+# --- determinism -------------------------------------------------------------------------------
+
+
+def test_walk_seed_is_pinned() -> None:
+    """The per-walk seed is part of the replay contract: it must never change silently."""
+    assert walk_seed(0, 0) == 13499722555146247837
+    assert walk_seed(42, 7) == 14214591728671236991
+    assert walk_seed(0, 1) != walk_seed(1, 0)
+
+
+def test_same_seed_same_walks() -> None:
+    a = walks(toy(), 7, range(40), 60)
+    b = walks(toy(), 7, range(40), 60)
+    assert [_key(r) for r in a] == [_key(r) for r in b]
+    c = walks(toy(), 8, range(40), 60)
+    assert [r.actions for r in a] != [r.actions for r in c]
+
+
+@pytest.mark.parametrize("swarm", [False, True])
+def test_walks_do_not_depend_on_how_ids_are_split(swarm: bool) -> None:
+    m = toy(4, limit=7)
+    whole = {r.walk_id: _key(r) for r in walks(m, 3, range(60), 40, swarm)}
+    for parts in (2, 3, 7):
+        for p in range(parts):
+            ids = list(walk_ids_of_part(60, p, parts))
+            for r in walks(toy(4, limit=7), 3, reversed(ids), 40, swarm):  # another model object, other order
+                assert _key(r) == whole[r.walk_id]
+
+
+def test_summary_is_the_same_however_walks_are_split() -> None:
+    m = toy(4, limit=7)
+    whole = summarize(m, 5, range(100), 40, max_violations=1)
+    for parts in (1, 3, 8):
+        merged = Summary(max_violations=1)
+        for p in reversed(range(parts)):
+            merged.merge(summarize(m, 5, walk_ids_of_part(100, p, parts), 40, max_violations=1))
+        assert merged == whole
+    blocks = Summary(max_violations=1)
+    for start in range(0, 100, 30):
+        blocks.merge(summarize(m, 5, range(start, min(start + 30, 100)), 40, max_violations=1))
+    assert blocks == whole
+
+
+def test_walk_bookkeeping() -> None:
+    m = toy(3)
+    for r in walks(m, 1, range(20), 25):
+        assert r.outcome == "depth" and r.steps == 25 == len(r.actions) == sum(r.action_counts.values())
+        trace = replay(m, r.init_index, r.actions)
+        assert len(trace) == 26 and trace[0][0] is None
+        assert {s for _, s in trace} <= {(x, y) for x in range(4) for y in range(4)}
+        assert len(r.fingerprints) == len({s for _, s in trace})
+    r = walks(Stuck({"k": 3, "limit": 10}), 1, [0], 10)[0]
+    assert (r.outcome, r.steps, r.actions) == ("deadlock", 0, ())
+
+
+def test_violating_walk_replays() -> None:
+    m = toy(10, limit=9)
+    for r in walks(m, 11, range(10), 100):
+        assert r.outcome == "violation" and r.invariant == "sum_below_limit" and r.steps == 9
+        final = replay(m, r.init_index, r.actions)[-1][1]
+        assert final.x + final.y == 9
+
+
+def test_replay_rejects_a_foreign_walk() -> None:
+    with pytest.raises(ValueError, match="out of range"):
+        replay(toy(1), 0, [0, 5])
+
+
+# --- shrinking ---------------------------------------------------------------------------------
+
+
+def test_violation_shrunk_to_the_bfs_shortest_length() -> None:
+    m = CornerToy(3)
+    shortest = len(explore(m).violation["trace"]) - 1
+    assert shortest == 3
+    long = [r for r in walks(m, 0, range(200), 200) if r.outcome == "violation" and r.steps > shortest]
+    assert long, "some walk should reach (3, 0) only after a Reset"
+    for r in long[:5]:
+        stats: dict = {}
+        trace = shrink_walk(m, r.init_index, r.actions, "not_corner", stats=stats)
+        assert len(trace) - 1 == shortest and stats["minimal"] and stats["original_length"] == r.steps
+        assert trace[-1][1] == (3, 0)
+        # delta debugging alone already removes the Reset cycles here
+        dd = shrink_walk(m, r.init_index, r.actions, "not_corner", bfs_limit=-1)
+        assert len(dd) - 1 == shortest
+
+
+def test_shrink_skips_actions_no_longer_enabled() -> None:
+    m = toy(3, limit=4)
+    from tests.toymodel import Counters, IncX, IncY, Reset
+
+    padded = [Reset(), IncY(), IncX(), Reset(), IncY(), IncY(), IncX(), IncX(), IncX()]
+    stats: dict = {}
+    trace = shrink(m, Counters(0, 0), padded, "sum_below_limit", bfs_limit=-1, stats=stats)
+    assert len(trace) - 1 == 4 and stats["length"] == 4 and not stats["minimal"]
+    with pytest.raises(ValueError, match="does not break"):
+        shrink(m, Counters(0, 0), [IncX()], "sum_below_limit")
+    with pytest.raises(ValueError, match="not an `always` property"):
+        shrink(m, Counters(0, 0), [IncX()], "both_max")
+
+
+def test_bounded_bfs_reports_an_exhausted_budget() -> None:
+    m = CornerToy(6)
+    trace, complete = bounded_bfs(m, lambda s: s == (6, 0), 6, max_states=5)
+    assert trace is None and not complete
+    trace, complete = bounded_bfs(m, lambda s: s == (6, 0), 6, max_states=10_000)
+    assert complete and len(trace) == 7
+
+
+# --- swarm -------------------------------------------------------------------------------------
+
+
+def test_swarm_weights_differ_per_walk_and_are_reproducible() -> None:
+    m = toy(10)
+    a = walks(m, 9, range(30), 50, swarm=True)
+    b = walks(m, 9, range(30), 50, swarm=True)
+    assert [r.weights for r in a] == [r.weights for r in b]
+    assert len({tuple(sorted(r.weights.items())) for r in a}) >= 25  # all-off can repeat (1/16)
+    assert all(set(r.weights) == set(m.action_kinds) for r in a)
+    assert a[4].weights == swarm_weights(m, random.Random(walk_seed(9, 4)))
+    assert all(r.weights is None for r in walks(m, 9, range(3), 5))
+    # a walk with IncY switched off and IncX on takes IncY only once x is at its bound
+    for r in a:
+        if r.weights["IncY"] == 0.0 and r.weights["IncX"] > 0.0:
+            xs = [s.x for _, s in replay(m, r.init_index, r.actions)[: 11]]
+            assert xs == list(range(11))
+            break
+    else:
+        pytest.fail("no walk with IncY off and IncX on among 30")
+
+
+# --- engines and the command -------------------------------------------------------------------
+
+
+def test_process_pool_gives_the_single_process_result() -> None:
+    spec = ModelSpec.of("toy", {"k": 6, "limit": 11}, "kafka-4.1")
+    one, d1 = run_local(spec, 4, 300, 40)
+    pool, d2 = run_local(spec, 4, 300, 40, processes=2)
+    assert one == pool and d1 == d2
+
+
+def _simulate(capsys, *argv: str) -> tuple[int, dict, str]:
+    code = main(["simulate", "--model", "toy", "--quiet", *argv])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if "--json" in argv and out else {}), err
+
+
+def test_cli_ok(capsys) -> None:
+    code, report, _ = _simulate(capsys, "--set", "k=3", "--walks", "50", "--depth", "30", "--json")
+    assert code == 0 and report["result"] == "ok" and report["violations"] == []
+    assert report["distinct_states"] == 16 and report["distinct_states_method"] == "exact"
+    assert report["walks"] == 50 and report["steps"] == 1500 and report["depth_histogram"] == {"30": 50}
+    assert report["unreached"] == [] and report["sometimes_reached"] == ["both_max"]
+    for key in ("model", "variant", "config", "engine", "seed", "depth", "action_counts",
+                "walks_per_second", "steps_per_second", "seconds"):
+        assert key in report
+
+
+def test_cli_violation_is_shrunk(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "trace.json"
+    code, report, _ = _simulate(capsys, "--set", "k=10", "--set", "limit=6", "--walks", "20",
+                                "--json", "--trace-out", str(out))
+    assert code == 1 and report["result"] == "violation"
+    (v,) = report["violations"]
+    assert v["invariant"] == "sum_below_limit" and v["walk_id"] == 0 and v["length"] == 6
+    assert v["shrunk_length"] == 6 and v["shortest"] and len(v["trace"]) == 7
+    assert json.loads(out.read_text())["trace"] == v["trace"]
+    code = main(["simulate", "--model", "toy", "--quiet", "--set", "limit=2"])
+    text = capsys.readouterr().out
+    assert code == 1 and "counterexample: invariant sum_below_limit" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--set", "k=99"], "out of range"),
+    (["--walks", "-3"], "--walks"),
+    (["--processes", "2", "--engine", "spark"], "--processes"),
+    (["--partitions", "2"], "--partitions needs --engine spark"),
+    (["--master", "spark://127.0.0.1:1"], "cannot reach Spark master spark://127.0.0.1:1"),
+    (["--master", "yarn"], "unsupported master"),
+    (["--trace-out", "/nonexistent/dir/t.json"], "does not exist"),
+])
+def test_cli_bad_input(capsys, argv: list[str], message: str) -> None:
+    code, _, err = _simulate(capsys, *argv)
+    assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
