@@ -65,9 +65,14 @@ def main() -> int:
                                       partitions=args.partitions)
         seconds = time.perf_counter() - start
         session.stop()
-        identical &= summary == local and distinct == local_distinct
+        differ = [f for f in ("walks", "steps", "action_counts", "depth_histogram", "outcomes",
+                              "sometimes_reached", "violations", "violating_walks")
+                  if getattr(summary, f) != getattr(local, f)]
+        if distinct != local_distinct:
+            differ.append("distinct_states")
+        identical &= not differ
         out["runs"][f"spark_{master}"] = {**_rates(summary.walks, summary.steps, seconds),
-                                         "session_startup_seconds": round(startup, 3)}
+                                         "session_startup_seconds": round(startup, 3), "differs_from_local": differ}
 
     t1 = out["runs"]["spark_local[1]"]["seconds"]
     t2 = out["runs"]["spark_local[2]"]["seconds"]

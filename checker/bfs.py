@@ -17,10 +17,9 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from hashlib import blake2b
 from typing import Any, Callable, Optional
 
-from checker.fingerprint import DIGEST_SIZE, fingerprint
+from checker.fingerprint import fingerprint
 from model.interface import Model
 
 OK = "ok"
@@ -72,6 +71,16 @@ class Result:
         return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
 
 
+def state_fingerprint(model: Model) -> Callable[[Any], int]:
+    """The model's own `fingerprint(state)` when it has one (e.g. a process-stable tuple hash),
+    else the BLAKE2b digest of its canonical encoding."""
+    own = getattr(model, "fingerprint", None)
+    if own is not None:
+        return own  # type: ignore[no-any-return]
+    encode = model.encode
+    return lambda s: fingerprint(encode(s))
+
+
 def explore(
     model: Model,
     *,
@@ -95,9 +104,7 @@ def explore(
     # Hot-loop aliases.
     actions = model.actions
     next_state = model.next_state
-    encode = model.encode
-    digest = blake2b
-    from_bytes = int.from_bytes
+    fp_of = state_fingerprint(model)
     limit = max_states if max_states is not None else -1
     type_counts: dict[type, int] = {}
     parents: dict[int, Optional[int]] = {}
@@ -128,7 +135,7 @@ def explore(
     try:
         for s in model.init_states():
             generated += 1
-            fp = fingerprint(encode(s))
+            fp = fp_of(s)
             if fp in parents:
                 continue
             if len(parents) == limit:
@@ -164,7 +171,7 @@ def explore(
                     generated += 1
                     kind = a.__class__
                     type_counts[kind] = type_counts.get(kind, 0) + 1
-                    fp = from_bytes(digest(encode(t), digest_size=DIGEST_SIZE).digest(), "big")
+                    fp = fp_of(t)
                     if fp in parents:
                         continue
                     if len(parents) == limit:
@@ -240,13 +247,13 @@ def _trace(model: Model, parents: dict[int, Optional[int]], last_fp: int) -> lis
         chain.appendleft(fp)
         fp = parents[fp]
     first = chain.popleft()
-    encode = model.encode
-    state = next(s for s in model.init_states() if fingerprint(encode(s)) == first)
+    fp_of = state_fingerprint(model)
+    state = next(s for s in model.init_states() if fp_of(s) == first)
     trace: list[tuple[Any, Any]] = [(None, state)]
     for wanted in chain:
         for a in model.actions(state):
             t = model.next_state(state, a)
-            if t is not None and fingerprint(encode(t)) == wanted:
+            if t is not None and fp_of(t) == wanted:
                 trace.append((a, t))
                 state = t
                 break

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 from checker.config import ConfigError, RunConfig
 from checker.render import render_text, trace_json
 from checker.shrink import shrink_walk
-from checker.walks import ModelSpec, Summary, Violation, _Walker
+from checker.walks import ModelSpec, Summary, Violation, Walker
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_WALKS, DEFAULT_DEPTH, DEFAULT_SEED = 1000, 100, 0
@@ -58,11 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--swarm", action="store_true",
                         help="swarm mode: each walk draws its own per-action-kind weights")
     parser.add_argument("--engine", choices=("local", "spark"),
-                        help="local (default) or spark (default with --master)")
+                        help="local (default) or spark (the default with --master or under spark-submit)")
     parser.add_argument("--processes", type=_positive, metavar="P",
                         help="local engine: a pool of P worker processes (default 1: this process)")
     parser.add_argument("--master", metavar="URL",
-                        help="spark engine: local[*] (default), local[N] or spark://host:port")
+                        help="spark engine: local[*] (default; under spark-submit, its --master), "
+                             "local[N] or spark://host:port")
     parser.add_argument("--partitions", type=_positive, metavar="P",
                         help="spark engine: number of partitions (default 4 x the default parallelism)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -92,7 +93,7 @@ def _chunks(walks: int, size: int) -> Iterator[range]:
 
 def _run_chunk(job: tuple) -> Summary:
     spec, seed, ids, depth, swarm = job
-    walker = _Walker(spec.build())
+    walker = Walker(spec.build())
     s = Summary()
     for w in ids:
         s.add(walker.walk(seed, w, depth, swarm))
@@ -107,7 +108,7 @@ def run_local(spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool
     total = Summary()
     last = start
     if processes <= 1:
-        walker = _Walker(model if model is not None else spec.build())
+        walker = Walker(model if model is not None else spec.build())
         for w in range(walks):
             total.add(walker.walk(seed, w, depth, swarm))
             now = time.monotonic()
@@ -142,7 +143,8 @@ def _progress_printer(engine: str) -> ProgressFn:
 
 
 def _check_options(args: argparse.Namespace) -> str:
-    engine = args.engine or ("spark" if args.master else "local")
+    under_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    engine = args.engine or ("spark" if args.master or under_spark_submit else "local")
     if engine == "local":
         for option, value in (("--master", args.master), ("--partitions", args.partitions)):
             if value is not None:
@@ -161,11 +163,10 @@ def _run_spark(args: argparse.Namespace, spec: ModelSpec,
     """Walks on Spark; the seconds returned exclude starting and stopping the session."""
     from checker.spark_engine import SparkUnavailable, _active_context, default_log_path, run_spark, spark_session
 
-    master = args.master or "local[*]"
     try:
         owned = _active_context() is None
-        session = spark_session(master)
-        master = session.sparkContext.master  # an active context (spark-submit, a test) is reused
+        session = spark_session(args.master)  # None: local[*], or spark-submit's --master
+        master = session.sparkContext.master  # an active context (e.g. a test's) is reused as is
         if not args.quiet and owned:
             print(f"kcheck: simulate: Spark {session.version} on {master}; JVM log in {default_log_path()}",
                   file=sys.stderr, flush=True)

@@ -92,12 +92,15 @@ def _active_context():
 def spark_session(master: str | None = None, app_name: str = "kcheck-simulate", *,
                   log_path: Path | None = None, connect_timeout: float = 5.0,
                   executor_timeout: float = 60.0, conf: dict[str, str] | None = None):
-    """A SparkSession on `master` (default local[*]) with its JVM output sent to `log_path`.
+    """A SparkSession on `master` with its JVM output sent to `log_path`.
 
-    An already active SparkContext is reused as is (e.g. under spark-submit, or a test's session).
+    `master` None means local[*], or under spark-submit the master spark-submit was given.
+    An already active SparkContext is reused as is (e.g. a test's session).
     """
-    master = master or "local[*]"
-    if not is_local(master):
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # we run inside spark-submit's driver
+    if master is None and not submitted:
+        master = "local[*]"
+    if master is not None and not is_local(master):
         check_master(master, connect_timeout)
     check_java()
     logging.getLogger("py4j").setLevel(logging.ERROR)
@@ -107,26 +110,31 @@ def spark_session(master: str | None = None, app_name: str = "kcheck-simulate", 
 
     if _active_context() is not None:
         return SparkSession.builder.getOrCreate()
-    c = SparkConf().setMaster(master).setAppName(app_name)
-    c.set("spark.ui.showConsoleProgress", "false").set("spark.ui.enabled", "false")
-    if not (os.environ.get("PYSPARK_PYTHON") or (conf or {}).get("spark.pyspark.python")):
-        c.set("spark.pyspark.python", sys.executable)  # executors run this interpreter (see docs)
+    c = SparkConf().setAppName(app_name)
+    if master is not None:
+        c.setMaster(master)
+    c.set("spark.ui.showConsoleProgress", "false")
+    if not submitted:
+        c.set("spark.ui.enabled", "false")
+        if not (os.environ.get("PYSPARK_PYTHON") or (conf or {}).get("spark.pyspark.python")):
+            c.set("spark.pyspark.python", sys.executable)  # executors run this interpreter (see docs)
     for k, v in (conf or {}).items():
         c.set(k, v)
     log_path = Path(log_path or default_log_path())
     log = open(log_path, "ab")
     try:
-        # A JVM left by a stopped context is reused (SparkContext would ignore a new gateway).
+        # A JVM left by a stopped context, or spark-submit's, is reused.
         gateway = None if SparkContext._gateway else launch_gateway(c, popen_kwargs={"stdout": log, "stderr": log})
         sc = SparkContext(conf=c, gateway=gateway)
     except Exception as e:  # JVM exited, port clash, bad conf...
-        raise SparkUnavailable(f"Spark failed to start on {master}: {type(e).__name__}: "
-                               f"{str(e).splitlines()[0] if str(e) else ''} (see {log_path})") from None
+        first = str(e).splitlines()[0] if str(e) else ""
+        raise SparkUnavailable(f"Spark failed to start on {master or 'the spark-submit master'}: "
+                               f"{type(e).__name__}: {first} (see {log_path})") from None
     finally:
         log.close()
     sc.setLogLevel("ERROR")
-    if not is_local(master):
-        _wait_for_executor(sc, master, executor_timeout)
+    if not is_local(sc.master):
+        _wait_for_executor(sc, sc.master, executor_timeout)
     return SparkSession(sc)
 
 
@@ -176,23 +184,53 @@ def package_zip(packages: list[str], directory: str | None = None) -> str:
     return str(out)
 
 
-_SHIPPED: dict[str, set[str]] = {}  # applicationId -> zips already added
+def _archive_of(package: str) -> Path | None:
+    """The zip or wheel a package was imported from (e.g. spark-submit --py-files), else None."""
+    spec = importlib.util.find_spec(package)
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(location)
+        if path.is_dir():
+            return None
+        while path != path.parent and not path.is_file():
+            path = path.parent
+        if zipfile.is_zipfile(path):
+            return path
+    return None
 
 
-def ship_packages(sc, spec: ModelSpec, master: str) -> str | None:
-    """addPyFile what executors need: model + checker off-box, and a model module living elsewhere."""
+def _as_zip(archive: Path) -> str:
+    """A copy of a zip/wheel named *.zip: PySpark puts only .zip/.egg/.jar on executors' sys.path."""
+    if archive.suffix == ".zip":
+        return str(archive)
+    digest = hashlib.blake2b(archive.read_bytes(), digest_size=8).hexdigest()
+    out = Path(tempfile.gettempdir()) / f"{archive.stem}-{digest}.zip"
+    if not out.exists():
+        shutil.copyfile(archive, out)
+    return str(out)
+
+
+_SHIPPED: dict[str, set[str]] = {}  # applicationId -> files already added
+
+
+def ship_packages(sc, spec: ModelSpec, master: str) -> list[str]:
+    """addPyFile what executors need: model + checker off-box, and a model module living elsewhere
+    on every master. Packages imported from source directories are zipped; packages imported from a
+    zip or wheel (spark-submit --py-files kcheck.whl) are shipped as that archive, renamed .zip."""
     packages = [] if is_local(master) else ["model", "checker"]
     top = (spec.module or "model").split(".")[0]
     if top not in ("model", "checker"):
         packages.append(top)
-    if not packages:
-        return None
-    path = package_zip(packages)
+    archives = {p: _archive_of(p) for p in packages}
+    files = sorted({_as_zip(a) for a in archives.values() if a is not None})
+    sources = [p for p in packages if archives[p] is None]
+    if sources:
+        files.append(package_zip(sources))
     shipped = _SHIPPED.setdefault(sc.applicationId, set())
-    if Path(path).name not in shipped:
-        sc.addPyFile(path)
-        shipped.add(Path(path).name)
-    return path
+    for path in files:
+        if Path(path).name not in shipped:
+            sc.addPyFile(path)
+            shipped.add(Path(path).name)
+    return files
 
 
 def _partition_runner(spec: ModelSpec, seed: int, walks: int, depth: int, swarm: bool, parts: int,

@@ -19,6 +19,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from checker.fingerprint import fingerprint  # blake2b-8 of the canonical encoding, as an int
 from model.interface import Model, action_name
 
+CACHE_STATES = 100_000  # states whose fingerprint and property values a worker memoises
+
 OUTCOMES = ("depth", "deadlock", "violation")  # reached the depth bound / nothing enabled / invariant broken
 
 
@@ -63,8 +65,8 @@ class WalkResult:
     weights: dict[str, float] | None = None  # swarm mode only
 
 
-class _Walker:
-    """Per-model constants of a batch of walks (properties split by kind, the initial states)."""
+class Walker:
+    """Runs walks of one model: its initial states, properties split by kind, and a per-state memo."""
 
     def __init__(self, model: Model, keep_fingerprints: bool = True) -> None:
         self.model = model
@@ -74,12 +76,24 @@ class _Walker:
         self.always = [p for p in model.properties if p.kind == "always"]
         self.sometimes = [p for p in model.properties if p.kind == "sometimes"]
         self.keep_fingerprints = keep_fingerprints
+        self._cache: dict[Any, tuple[int, str | None, frozenset[str]]] = {}
 
-    def broken(self, state: Any) -> str | None:
-        for p in self.always:
-            if not p.predicate(state):
-                return p.name
-        return None
+    def visit(self, state: Any) -> tuple[int, str | None, frozenset[str]]:
+        """(fingerprint, first `always` property broken or None, `sometimes` properties holding).
+
+        Memoised per state: walks in one worker revisit many states (the initial one, common
+        prefixes), and encoding + hashing a state costs far more than a dict lookup. The values
+        are pure functions of the state, so the cache changes no result."""
+        info = self._cache.get(state)
+        if info is None:
+            fp = fingerprint(self.model.encode(state)) if self.keep_fingerprints else 0
+            broken = next((p.name for p in self.always if not p.predicate(state)), None)
+            holds = frozenset(p.name for p in self.sometimes if p.predicate(state))
+            info = (fp, broken, holds)
+            if len(self._cache) >= CACHE_STATES:
+                self._cache.clear()
+            self._cache[state] = info
+        return info
 
     def walk(self, seed: int, walk_id: int, depth: int, swarm: bool) -> WalkResult:
         model = self.model
@@ -89,19 +103,15 @@ class _Walker:
         state = self.inits[init_index]
         taken: list[int] = []
         counts: Counter[str] = Counter()
-        pending = list(self.sometimes)
         reached: set[str] = set()
         fps: set[int] = set()
-        outcome, invariant = "depth", None
+        outcome = "depth"
         while True:
+            fp, invariant, holds = self.visit(state)
             if self.keep_fingerprints:
-                fps.add(fingerprint(model.encode(state)))
-            if pending:
-                hit = [p for p in pending if p.predicate(state)]
-                if hit:
-                    reached.update(p.name for p in hit)
-                    pending = [p for p in pending if p.name not in reached]
-            invariant = self.broken(state)
+                fps.add(fp)
+            if holds:
+                reached |= holds
             if invariant is not None:
                 outcome = "violation"
                 break
@@ -150,7 +160,7 @@ class _Walker:
 def walks(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swarm: bool = False,
           keep_fingerprints: bool = True) -> list[WalkResult]:
     """Run one walk per id, each of at most `depth` steps, stopping at the first violation."""
-    walker = _Walker(model, keep_fingerprints)
+    walker = Walker(model, keep_fingerprints)
     return [walker.walk(seed, w, depth, swarm) for w in walk_ids]
 
 
@@ -247,7 +257,7 @@ class Summary:
 def summarize(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swarm: bool = False,
               keep_fingerprints: bool = True, max_violations: int = 20) -> Summary:
     """Run walks and fold them into a Summary without keeping every WalkResult in memory."""
-    walker = _Walker(model, keep_fingerprints)
+    walker = Walker(model, keep_fingerprints)
     summary = Summary(max_violations=max_violations)
     for w in walk_ids:
         summary.add(walker.walk(seed, w, depth, swarm))

@@ -16,7 +16,7 @@ from model.kraft.rules import (
     RESIGNED, UNATTACHED,
 )
 from model.kraft.state import (
-    BQE_REQUEST, BQE_RESPONSE, CHECK_QUORUM_RESIGN, DATA, FATAL_INCONSISTENT_LEADER,
+    BQE_REQUEST, BQE_RESPONSE, CHECK_QUORUM_RESIGN, DATA,
     FATAL_NON_MONOTONIC_HW, FATAL_TRUNCATE_BELOW_HW, FETCH_REQUEST, FETCH_RESPONSE, TRUNCATED,
     VOTE_REQUEST, VOTE_RESPONSE, BeginQuorumEpochRequest, BeginQuorumEpochResponse, FetchRequest,
     FetchResponse, KraftState, VoteRequest, VoteResponse,
@@ -24,9 +24,21 @@ from model.kraft.state import (
 
 
 def fatal(s: KraftState, i: int, code: int) -> KraftState:
-    """Kafka would throw here (IllegalStateException, KafkaException): record it (ghost)."""
+    """Kafka would throw here (KafkaException, IllegalArgumentException) because committed data
+    was lost: record it (ghost; the no_fatal_error property fails)."""
     h = s.history
-    return s._replace(history=h._replace(fatal=h.fatal + ((i, code),)))
+    return s._replace(history=h._replace(fatal=tuple(sorted(set(h.fatal) | {(i, code)}))))
+
+
+def inconsistent_leader(s: KraftState, c: Context, i: int) -> KraftState:
+    """hasConsistentLeader failed: KafkaRaftClient throws IllegalStateException from poll, the
+    raft thread's fatal fault handler exits the process, and (in the model) it starts again
+    from its disk at once. Reachable in Kafka 4.1 when a replica with a new disk learns that
+    its old incarnation leads the current epoch; with two leaders in one epoch, election
+    safety has failed first."""
+    from model.kraft.faults import restart_process
+
+    return restart_process(s, c, i)
 
 
 def room(s: KraftState, c: Context) -> bool:
@@ -113,6 +125,8 @@ def send_vote(s: KraftState, c: Context, i: int, j: int) -> KraftState | None:
         return None
     if rules.is_vote_rejected(n.votes) or not room(s, c) or in_flight(s, VOTE_REQUEST, i, j):
         return None
+    if link_cut(s, i, j):
+        return None
     end = rules.end_offset(n.log)
     return send(s, VoteRequest(VOTE_REQUEST, i, j, True, n.epoch, end.epoch, end.offset, n.role == PROSPECTIVE))
 
@@ -121,7 +135,7 @@ def send_begin_quorum_epoch(s: KraftState, c: Context, i: int, j: int) -> KraftS
     """Leader i sends BeginQuorumEpoch to voter j (maybeSendBeginQuorumEpochRequests, resent
     on a timer to every voter)."""
     n = s.nodes[i]
-    if n.role != LEADER or j == i or not room(s, c) or in_flight(s, BQE_REQUEST, i, j):
+    if n.role != LEADER or j == i or not room(s, c) or in_flight(s, BQE_REQUEST, i, j) or link_cut(s, i, j):
         return None
     return send(s, BeginQuorumEpochRequest(BQE_REQUEST, i, j, True, n.epoch))
 
@@ -130,7 +144,7 @@ def send_fetch(s: KraftState, c: Context, i: int) -> KraftState | None:
     """Follower i fetches from its leader (maybeSendFetchOrFetchSnapshot, buildFetchRequest:
     current leader epoch, fetch offset = LEO, last fetched epoch)."""
     n = s.nodes[i]
-    if n.role != FOLLOWER or not room(s, c) or in_flight(s, FETCH_REQUEST, i, n.leader):
+    if n.role != FOLLOWER or not room(s, c) or in_flight(s, FETCH_REQUEST, i, n.leader) or link_cut(s, i, n.leader):
         return None
     end = rules.end_offset(n.log)
     return send(s, FetchRequest(FETCH_REQUEST, i, n.leader, True, n.epoch, end.offset, end.epoch, n.observer))
@@ -149,7 +163,7 @@ def maybe_transition(s: KraftState, c: Context, i: int, leader: int, epoch: int)
     else Unattached) or the unknown leader of our epoch; an inconsistent leader is fatal."""
     n = s.nodes[i]
     if not rules.has_consistent_leader(epoch, leader, i, n.epoch, n.leader, n.role == LEADER):
-        return fatal(s, i, FATAL_INCONSISTENT_LEADER)
+        return inconsistent_leader(s, c, i)
     if epoch > n.epoch:
         if leader != NO_ID:
             return Q.become_follower(s, c, i, epoch, leader)
@@ -171,7 +185,7 @@ def handle_common_response(
         return maybe_transition(s, c, i, leader, epoch), True
     if outcome == rules.FOLLOW:
         if leader == i:
-            return fatal(s, i, FATAL_INCONSISTENT_LEADER), True
+            return inconsistent_leader(s, c, i), True
         return Q.become_follower(s, c, i, epoch, leader), error != NONE
     return s, False
 
@@ -188,8 +202,6 @@ def handle_vote_request(s: KraftState, c: Context, m: VoteRequest) -> KraftState
     answers INVALID_VOTER_KEY. Otherwise it grants per EpochState.canGrantVote, and a granted
     standard vote is recorded (durably) before the response."""
     i = m.dst
-    if link_cut(s, m.src, i):
-        return None
     s = remove(s, m)
     n = s.nodes[i]
     error = rules.validate_vote_request(m.src, m.epoch, m.last_epoch, m.last_offset, m.pre_vote, n.epoch)
@@ -215,8 +227,6 @@ def handle_vote_response(s: KraftState, c: Context, m: VoteResponse) -> KraftSta
     majority (maybeTransitionForward: Prospective -> Candidate, Candidate -> Leader). A
     rejection leaves a lost pre-vote for pollProspective (election_timeout)."""
     i = m.dst
-    if link_cut(s, m.src, i):
-        return None
     s = remove(s, m)
     s, handled = handle_common_response(s, c, i, m.error, m.leader, m.epoch)
     if handled or m.error != NONE:
@@ -245,8 +255,6 @@ def handle_begin_quorum_epoch_request(s: KraftState, c: Context, m: BeginQuorumE
     an older epoch is answered FENCED_LEADER_EPOCH; else maybeTransition to the leader (also on a
     replica with a new directory id, which then answers INVALID_VOTER_KEY)."""
     i = m.dst
-    if link_cut(s, m.src, i):
-        return None
     s = remove(s, m)
     n = s.nodes[i]
     error = rules.validate_voter_only_request(m.src, m.epoch, n.epoch)
@@ -259,8 +267,6 @@ def handle_begin_quorum_epoch_response(s: KraftState, c: Context, m: BeginQuorum
     """Leader m.dst handles an error response to BeginQuorumEpoch
     (handleBeginQuorumEpochResponse): the common handling learns the newer epoch."""
     i = m.dst
-    if link_cut(s, m.src, i):
-        return None
     s = remove(s, m)
     s, _ = handle_common_response(s, c, i, m.error, m.leader, m.epoch)
     return s
@@ -278,8 +284,6 @@ def handle_fetch_request(s: KraftState, c: Context, m: FetchRequest) -> KraftSta
     the fetch offset and, from a voter, records its end offset (LeaderState.updateReplicaState),
     which may move the HW. Long polls are not modelled (an empty answer comes at once)."""
     i = m.dst
-    if link_cut(s, m.src, i):
-        return None
     s = remove(s, m)
     n = s.nodes[i]
     error = rules.validate_fetch_request(m.fetch_offset, m.last_fetched_epoch, m.epoch)
@@ -307,8 +311,6 @@ def handle_fetch_response(s: KraftState, c: Context, m: FetchResponse) -> KraftS
     throws); else the records are appended and the HW becomes min(leader HW, LEO). Either way
     the fetch succeeded (FollowerState.resetFetchTimeoutForSuccessfulFetch)."""
     i = m.dst
-    if link_cut(s, m.src, i):
-        return None
     s = remove(s, m)
     s, handled = handle_common_response(s, c, i, m.error, m.leader, m.epoch)
     if handled or m.error != NONE:
@@ -322,14 +324,14 @@ def handle_fetch_response(s: KraftState, c: Context, m: FetchResponse) -> KraftS
         s = set_node(s, i, n._replace(log=n.log[:cut], fetched=True))
         if cut < n.leo:
             s = s._replace(history=s.history._replace(last_event=TRUNCATED))
-        return s
+        return Q.poll_sends(s, c, i)
     log = n.log + m.records
     hw = n.hw
-    if m.hw >= 0:
+    if m.hw >= 0 and c.p.follower_hw:
         hw = rules.follower_high_watermark(m.hw, len(log))
         if n.hw >= 0 and hw < n.hw:
             return fatal(s, i, FATAL_NON_MONOTONIC_HW)
-    return set_node(s, i, n._replace(log=log, hw=hw, fetched=True))
+    return Q.poll_sends(set_node(s, i, n._replace(log=log, hw=hw, fetched=True)), c, i)
 
 
 HANDLERS = {

@@ -14,13 +14,23 @@ from model.kraft.rules import CANDIDATE, NO_ID
 from model.kraft.state import KraftState, Node, fresh_node
 
 
+def may_fault(s: KraftState, c: Context, used: int, budget: int) -> bool:
+    """Both the kind's budget and the budget of all faults together have room."""
+    return used < budget and s.faults < c.p.faults
+
+
 def restart(s: KraftState, c: Context, i: int) -> KraftState | None:
     """Node i crashes and restarts with its disk (QuorumState.initialize): the role comes back
     from the quorum-state file and the log (rules.initial_election_state); the HW, the election
     tallies and the leader's view of its followers are lost. A vote that was never written
     (vote-not-persisted) is forgotten."""
-    if s.restarts >= c.p.restarts:
+    if not may_fault(s, c, s.restarts, c.p.restarts):
         return None
+    return restart_process(s._replace(restarts=s.restarts + 1), c, i)
+
+
+def restart_process(s: KraftState, c: Context, i: int) -> KraftState:
+    """Node i's process starts again from its disk (see restart)."""
     n = s.nodes[i]
     stored_vote = n.voted if n.vote_persisted else NO_ID
     init = rules.initial_election_state(i, n.epoch, n.leader, stored_vote, rules.last_epoch(n.log))
@@ -29,8 +39,7 @@ def restart(s: KraftState, c: Context, i: int) -> KraftState | None:
     votes = Q.own_vote(c.p.n, i) if init.role == CANDIDATE else ()
     node = Node(init.role, init.epoch, init.leader, init.voted, n.log, NO_ID, votes, NO_ID, (), False,
                 n.observer, True)
-    s = drop_addressed_to(s._replace(restarts=s.restarts + 1), i)
-    return Q.restart(s, c, i, node)
+    return Q.restart(drop_addressed_to(s, i), c, i, node)
 
 
 def disk_loss(s: KraftState, c: Context, i: int) -> KraftState | None:
@@ -40,7 +49,7 @@ def disk_loss(s: KraftState, c: Context, i: int) -> KraftState | None:
     observer, cannot vote or stand, and does not count toward the HW until an operator adds it
     back (not modelled). In same-identity-after-disk-loss it is the same voter again."""
     n = s.nodes[i]
-    if s.disk_losses >= c.p.disk_losses or n.observer:
+    if n.observer or not may_fault(s, c, s.disk_losses, c.p.disk_losses):
         return None
     node = fresh_node(observer=c.proto.directory_id)
     s = drop_addressed_to(s._replace(disk_losses=s.disk_losses + 1), i)
@@ -49,16 +58,17 @@ def disk_loss(s: KraftState, c: Context, i: int) -> KraftState | None:
 
 def drop_message(s: KraftState, c: Context, kind: int, src: int, dst: int) -> KraftState | None:
     """The network loses a message in flight."""
-    if not c.p.message_loss:
+    if not may_fault(s, c, s.losses, c.p.losses):
         return None
     m = find(s, kind, src, dst)
-    return None if m is None else remove(s, m)
+    return None if m is None else remove(s, m)._replace(losses=s.losses + 1)
 
 
 def cut_link(s: KraftState, c: Context, a: int, b: int) -> KraftState | None:
-    """The network partitions a from b: messages between them are held until the link heals."""
+    """The network partitions a from b: messages between them, in flight or sent later, are
+    held until the link heals (or lost, by DropMessage)."""
     link = (min(a, b), max(a, b))
-    if a == b or s.cuts >= c.p.partitions or link in s.cut_links:
+    if a == b or link in s.cut_links or not may_fault(s, c, s.cuts, c.p.partitions):
         return None
     return s._replace(cut_links=tuple(sorted(s.cut_links + (link,))), cuts=s.cuts + 1)
 

@@ -40,16 +40,19 @@ def find(s: KraftState, kind: int, src: int, dst: int) -> Message | None:
     return None
 
 
-def reset_connections(s: KraftState, node: int) -> KraftState:
+def reset_connections(s: KraftState, node: int, keep_stale: bool = True) -> KraftState:
     """KafkaRaftClient.resetConnections (RequestManager.resetAll) on every role transition:
     responses to requests sent before are no longer expected. Responses already in flight to
     `node` are discarded; its requests in flight are still delivered (their side effects at
-    the receiver happen) but marked not live, so no response comes back."""
+    the receiver happen) but marked not live, so no response comes back. With keep_stale off
+    (config stale_requests = false) those requests are lost instead: one particular message
+    loss, a subset of the behaviours, that keeps the space small."""
     network = []
     changed = False
     for m in s.network:
         if m.kind in REQUESTS and m.src == node and m.live:
-            network.append(m._replace(live=False))
+            if keep_stale:
+                network.append(m._replace(live=False))
             changed = True
         elif m.kind not in REQUESTS and m.dst == node:
             changed = True

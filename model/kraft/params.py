@@ -11,31 +11,40 @@ CONFIG_KEYS = (
     ConfigKey("max_epoch", int, 2, "no transition may raise an epoch above this (elections are cut off)", 1, 8),
     ConfigKey("max_log", int, 2, "no log may grow beyond this many entries (LeaderChange records included)", 0, 8),
     ConfigKey("max_in_flight", int, 2, "messages (requests + responses) in flight at once", 1, 10),
-    ConfigKey("message_loss", bool, True, "messages in flight may be lost (DropMessage)", None, None),
+    ConfigKey("follower_hw", bool, True,
+              "followers keep the HW the leader sends and Kafka's checks on it (false: only leaders hold an HW)",
+              None, None),
+    ConfigKey("stale_requests", bool, True,
+              "requests a node sent before its last role change stay in flight (false: they are lost)",
+              None, None),
+    ConfigKey("symmetry", bool, True,
+              "states that differ only by a renaming of the voters are one state (fingerprint of the"
+              " least renaming)", None, None),
+    ConfigKey("faults", int, 1, "budget of fault events of all kinds together (each kind also has its own)", 0, 10),
     ConfigKey("restarts", int, 1, "budget of crash-restarts that keep the disk", 0, 5),
     ConfigKey("disk_losses", int, 1, "budget of crash-restarts that lose the whole disk (log and quorum-state)", 0, 3),
     ConfigKey("partitions", int, 1, "budget of network links cut (a cut link holds its messages until healed)", 0, 5),
+    ConfigKey("losses", int, 1, "budget of messages lost in flight", 0, 10),
 )
 
 PRESETS: Mapping[str, Mapping[str, Any]] = {
-    # Tiny, for unit tests: two voters, one election, one entry after the LeaderChange.
-    "smoke": {"voters": 2, "max_epoch": 1, "max_log": 2, "max_in_flight": 1,
-              "restarts": 0, "disk_losses": 0, "partitions": 0},
-    # Three voters; every sometimes property reached and every action kind enabled.
-    "default": {},
-    # Raft Figure 8 (K1) needs four elections and an old-epoch entry replicated late:
-    # one message at a time keeps the interleavings (and the space) small.
-    "figure8": {"max_epoch": 4, "max_log": 2, "max_in_flight": 1, "message_loss": False,
-                "restarts": 0, "disk_losses": 0, "partitions": 0},
-    # Elections and commits without faults, for vote-without-log-check (K2).
-    "elections": {"max_epoch": 2, "max_log": 1, "max_in_flight": 2, "message_loss": False,
-                  "restarts": 0, "disk_losses": 0, "partitions": 0},
-    # One election plus crash-restarts that keep the disk, for vote-not-persisted (K3).
-    "restart": {"max_epoch": 1, "max_log": 1, "max_in_flight": 2, "message_loss": False,
-                "restarts": 1, "disk_losses": 0, "partitions": 0},
-    # One election plus a lost disk, for same-identity-after-disk-loss (K4).
-    "disk-loss": {"max_epoch": 1, "max_log": 1, "max_in_flight": 2, "message_loss": False,
-                  "restarts": 0, "disk_losses": 1, "partitions": 0},
+    # Tiny, for unit tests: two voters, one election, one client record, no faults.
+    "smoke": {"voters": 2, "max_epoch": 1, "max_log": 2, "max_in_flight": 1, "faults": 0},
+    # Three voters, two epochs, LeaderChange + one record, one message in flight, one fault of
+    # any kind per run: every sometimes property reached, every action kind enabled (~2.5 min).
+    "default": {"max_in_flight": 1, "follower_hw": False},
+    # commit-by-count (K1): four elections possible, one entry per log, no faults.
+    "figure8": {"max_epoch": 4, "max_log": 1, "max_in_flight": 1, "faults": 0,
+                "stale_requests": False, "follower_hw": False},
+    # vote-without-log-check (K2): two elections, the LeaderChange record committed, no faults.
+    "elections": {"max_epoch": 2, "max_log": 1, "max_in_flight": 1, "faults": 0},
+    # vote-not-persisted (K3): one election, two messages in flight, crash-restarts.
+    "restart": {"max_epoch": 1, "max_log": 1, "max_in_flight": 2, "stale_requests": False,
+                "follower_hw": False, "faults": 1, "restarts": 1, "disk_losses": 0, "partitions": 0,
+                "losses": 0},
+    # same-identity-after-disk-loss (K4): one election and one lost disk.
+    "disk-loss": {"max_epoch": 1, "max_log": 1, "max_in_flight": 1, "faults": 1, "restarts": 0,
+                  "disk_losses": 1, "partitions": 0, "losses": 0},
 }
 
 
@@ -47,17 +56,22 @@ class Params:
     max_epoch: int
     max_log: int
     max_in_flight: int
-    message_loss: bool
+    stale_requests: bool
+    follower_hw: bool
+    symmetry: bool
+    faults: int
     restarts: int
     disk_losses: int
     partitions: int
+    losses: int
 
     @classmethod
     def from_config(cls, c: Mapping[str, Any]) -> "Params":
         return cls(
             n=c["voters"], max_epoch=c["max_epoch"], max_log=c["max_log"],
-            max_in_flight=c["max_in_flight"], message_loss=c["message_loss"], restarts=c["restarts"],
-            disk_losses=c["disk_losses"], partitions=c["partitions"],
+            max_in_flight=c["max_in_flight"], stale_requests=c["stale_requests"],
+            follower_hw=c["follower_hw"], symmetry=c["symmetry"], faults=c["faults"], restarts=c["restarts"],
+            disk_losses=c["disk_losses"], partitions=c["partitions"], losses=c["losses"],
         )
 
     @classmethod

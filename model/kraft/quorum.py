@@ -10,6 +10,7 @@ which the model keeps as the node's epoch/leader/voted fields themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from model.kraft import rules
 from model.kraft.network import reset_connections
@@ -33,16 +34,47 @@ class Context:
 
 def set_node(s: KraftState, i: int, node: Node) -> KraftState:
     nodes = s.nodes
-    return s._replace(nodes=nodes[:i] + (node,) + nodes[i + 1:])
+    return tuple.__new__(KraftState, (nodes[:i] + (node,) + nodes[i + 1:],) + s[1:])
 
 
+@lru_cache(maxsize=None)
 def own_vote(n: int, i: int) -> tuple[int, ...]:
     """A new EpochElection: every voter unrecorded but ourselves, granted."""
     return tuple(GRANTED if j == i else UNRECORDED for j in range(n))
 
 
-def _role_change(s: KraftState, i: int, node: Node) -> KraftState:
-    return reset_connections(set_node(s, i, node), i)
+def _role_change(s: KraftState, c: Context, i: int, node: Node) -> KraftState:
+    if not c.p.follower_hw and node.role != LEADER and node.hw != NO_ID:
+        node = node._replace(hw=NO_ID)  # only leaders hold an HW in this configuration
+    return reset_connections(set_node(s, i, node), i, c.p.stale_requests)
+
+
+def poll_sends(s: KraftState, c: Context, i: int) -> KraftState:
+    """The requests node i's next poll sends in its (new) role: a nominee's Vote requests to its
+    unrecorded voters (maybeSendVoteRequests), a new leader's BeginQuorumEpoch to every voter
+    (its timer starts expired), a follower's Fetch to its leader. A batch goes out whole when the
+    network bound has room for all of it, else not at all, so no voter is favoured by its id;
+    the Send* actions then send the requests one by one, in any order (they also retry lost
+    requests)."""
+    from model.kraft import client  # the client module builds the requests
+
+    n = s.nodes[i]
+    if n.role in (PROSPECTIVE, CANDIDATE):
+        send_one = client.send_vote
+    elif n.role == LEADER:
+        send_one = client.send_begin_quorum_epoch
+    elif n.role == FOLLOWER:
+        return client.send_fetch(s, c, i) or s
+    else:
+        return s
+    t = s
+    for j in range(c.p.n):
+        if j != i:
+            u = send_one(t, c, i, j)
+            if u is None and not client.room(t, c):
+                return s  # the batch does not fit
+            t = u or t
+    return t
 
 
 def become_unattached(s: KraftState, c: Context, i: int, epoch: int, leader: int = NO_ID) -> KraftState:
@@ -53,7 +85,7 @@ def become_unattached(s: KraftState, c: Context, i: int, epoch: int, leader: int
     voted = n.voted if epoch == n.epoch else NO_ID
     node = n._replace(role=UNATTACHED, epoch=epoch, leader=leader, voted=voted, votes=(),
                       epoch_start=NO_ID, end_offsets=(), fetched=False, vote_persisted=True)
-    return _role_change(s, i, node)
+    return _role_change(s, c, i, node)
 
 
 def add_voted_state(s: KraftState, c: Context, i: int, candidate: int) -> KraftState:
@@ -75,10 +107,10 @@ def become_prospective(s: KraftState, c: Context, i: int) -> KraftState:
     assert c.proto.pre_vote and not n.observer and n.role in (UNATTACHED, FOLLOWER, CANDIDATE), n
     node = n._replace(role=PROSPECTIVE, votes=own_vote(c.p.n, i), epoch_start=NO_ID, end_offsets=(),
                       fetched=False)
-    s = _role_change(s, i, node)
+    s = _role_change(s, c, i, node)
     if rules.is_vote_granted(node.votes):
         return become_candidate(s, c, i)
-    return s
+    return poll_sends(s, c, i)
 
 
 def become_candidate(s: KraftState, c: Context, i: int) -> KraftState:
@@ -90,10 +122,10 @@ def become_candidate(s: KraftState, c: Context, i: int) -> KraftState:
     assert not n.observer and n.role in allowed and n.epoch < c.p.max_epoch, n
     node = n._replace(role=CANDIDATE, epoch=n.epoch + 1, leader=NO_ID, voted=i, votes=own_vote(c.p.n, i),
                       epoch_start=NO_ID, end_offsets=(), fetched=False, vote_persisted=True)
-    s = _role_change(s, i, node)
+    s = _role_change(s, c, i, node)
     if rules.is_vote_granted(node.votes):
         return become_leader(s, c, i)
-    return s
+    return poll_sends(s, c, i)
 
 
 def can_become_leader(c: Context, n: Node) -> bool:
@@ -111,12 +143,12 @@ def become_leader(s: KraftState, c: Context, i: int) -> KraftState:
     end_offsets = tuple(len(log) if j == i else NO_ID for j in range(c.p.n))
     node = n._replace(role=LEADER, leader=i, log=log, hw=NO_ID, votes=(), epoch_start=n.leo,
                       end_offsets=end_offsets, fetched=False)
-    s = _role_change(s, i, node)
+    s = _role_change(s, c, i, node)
     h = s.history
     elected = tuple(sorted(set(h.elected) | {(n.epoch, i)}))
     event = ELECTED_AFTER_RESTART if s.restarts + s.disk_losses > 0 else h.last_event
     s = s._replace(history=h._replace(elected=elected, last_event=event))
-    return update_leader_hw(s, c, i)
+    return poll_sends(update_leader_hw(s, c, i), c, i)
 
 
 def become_follower(s: KraftState, c: Context, i: int, epoch: int, leader: int) -> KraftState:
@@ -129,7 +161,7 @@ def become_follower(s: KraftState, c: Context, i: int, epoch: int, leader: int) 
     voted = n.voted if epoch == n.epoch else NO_ID
     node = n._replace(role=FOLLOWER, epoch=epoch, leader=leader, voted=voted, votes=(),
                       epoch_start=NO_ID, end_offsets=(), fetched=False, vote_persisted=True)
-    return _role_change(s, i, node)
+    return poll_sends(_role_change(s, c, i, node), c, i)
 
 
 def become_resigned(s: KraftState, c: Context, i: int) -> KraftState:
@@ -138,16 +170,16 @@ def become_resigned(s: KraftState, c: Context, i: int) -> KraftState:
     n = s.nodes[i]
     assert n.role == LEADER, n
     node = n._replace(role=RESIGNED, hw=NO_ID, epoch_start=NO_ID, end_offsets=())
-    return _role_change(s, i, node)
+    return _role_change(s, c, i, node)
 
 
 def restart(s: KraftState, c: Context, i: int, node: Node) -> KraftState:
     """KafkaRaftClient.initialize after a restart: QuorumState.initialize gave `node`; a
     Candidate runs onBecomeCandidate (a single voter is at once Leader)."""
-    s = _role_change(s, i, node)
+    s = _role_change(s, c, i, node)
     if node.role == CANDIDATE and rules.is_vote_granted(node.votes) and can_become_leader(c, node):
         return become_leader(s, c, i)
-    return s
+    return poll_sends(s, c, i)
 
 
 def update_leader_hw(s: KraftState, c: Context, i: int) -> KraftState:

@@ -167,17 +167,24 @@ def validate_vote_request(
 
 
 def unattached_or_prospective_can_grant_vote(
-    leader: int, voted: int, candidate: int, up_to_date: bool, pre_vote: bool
+    leader: int,
+    voted: int,
+    candidate: int,
+    up_to_date: bool,
+    pre_vote: bool,
+    voted_directory: int = NO_ID,
+    candidate_directory: int = NO_ID,
 ) -> bool:
     """QuorumState.unattachedOrProspectiveCanGrantVote.
 
     Pre-vote: grant iff the log is up to date. Standard vote: if already voted, grant only to
-    the same replica (no log check); else if a leader is known, reject; else grant iff up to
-    date."""
+    the same replica (no log check): same id, and the vote has no directory id or the same one
+    (ReplicaKey; NO_ID = ReplicaKey.NO_DIRECTORY_ID); else if a leader is known, reject; else
+    grant iff up to date. The model's voters keep one directory id each, so it passes none."""
     if pre_vote:
         return up_to_date
     if voted != NO_ID:
-        return voted == candidate
+        return voted == candidate and (voted_directory == NO_ID or voted_directory == candidate_directory)
     if leader != NO_ID:
         return False
     return up_to_date
@@ -191,6 +198,8 @@ def can_grant_vote(
     candidate: int,
     up_to_date: bool,
     pre_vote: bool,
+    voted_directory: int = NO_ID,
+    candidate_directory: int = NO_ID,
 ) -> bool:
     """EpochState.canGrantVote for each role (Kafka 4.1, KIP-996).
 
@@ -204,7 +213,8 @@ def can_grant_vote(
         return pre_vote and up_to_date
     if role == FOLLOWER:
         return pre_vote and not has_fetched_from_leader and up_to_date
-    return unattached_or_prospective_can_grant_vote(leader, voted, candidate, up_to_date, pre_vote)
+    return unattached_or_prospective_can_grant_vote(
+        leader, voted, candidate, up_to_date, pre_vote, voted_directory, candidate_directory)
 
 
 def majority(voters: int) -> int:
@@ -212,15 +222,14 @@ def majority(voters: int) -> int:
     return voters // 2 + 1
 
 
-def is_vote_granted(votes: Sequence[int]) -> bool:
+def is_vote_granted(votes: tuple[int, ...]) -> bool:
     """EpochElection.isVoteGranted: granted votes reach a majority (own vote included)."""
-    return sum(1 for v in votes if v == GRANTED) >= majority(len(votes))
+    return votes.count(GRANTED) >= len(votes) // 2 + 1
 
 
-def is_vote_rejected(votes: Sequence[int]) -> bool:
+def is_vote_rejected(votes: tuple[int, ...]) -> bool:
     """EpochElection.isVoteRejected: even if every unrecorded voter granted, no majority."""
-    possible = sum(1 for v in votes if v != REJECTED)
-    return possible < majority(len(votes))
+    return len(votes) - votes.count(REJECTED) < len(votes) // 2 + 1
 
 
 def record_vote(votes: tuple[int, ...], voter: int, granted: bool) -> tuple[int, ...]:

@@ -159,10 +159,9 @@ def rpc_of(kind: int) -> int:
 NO_EVENT, TRUNCATED, CHECK_QUORUM_RESIGN, ELECTED_AFTER_RESTART = range(4)
 EVENT_NAMES = ("", "truncated", "check_quorum_resign", "elected_after_restart")
 
-FATAL_INCONSISTENT_LEADER = 1  # hasConsistentLeader failed: IllegalStateException
-FATAL_TRUNCATE_BELOW_HW = 2  # leader requested truncation below the HW: KafkaException
-FATAL_NON_MONOTONIC_HW = 3  # FollowerState.updateHighWatermark went backwards
-FATAL_NAMES = ("", "inconsistent_leader", "truncate_below_hw", "non_monotonic_hw")
+FATAL_TRUNCATE_BELOW_HW = 1  # leader requested truncation below the HW: KafkaException
+FATAL_NON_MONOTONIC_HW = 2  # FollowerState.updateHighWatermark went backwards
+FATAL_NAMES = ("", "truncate_below_hw", "non_monotonic_hw")
 
 
 class History(NamedTuple):
@@ -171,7 +170,7 @@ class History(NamedTuple):
     elected: tuple[tuple[int, int], ...]  # every (epoch, leader) ever elected, sorted
     committed: tuple[tuple[int, int, int, int], ...]  # (offset, epoch, kind, commit epoch), sorted
     leader_hws: tuple[tuple[int, int], ...]  # (epoch, largest HW its leader exposed), sorted
-    fatal: tuple[tuple[int, int], ...]  # (node, FATAL_*) Kafka exceptions hit
+    fatal: tuple[tuple[int, int], ...]  # (node, FATAL_*) Kafka exceptions for lost committed data, a set
     last_event: int  # what the last step did, for reachability witnesses (EVENT_NAMES)
 
 
@@ -179,14 +178,20 @@ class KraftState(NamedTuple):
     nodes: tuple[Node, ...]
     network: tuple[Message, ...]  # messages in flight, sorted (a set)
     cut_links: tuple[tuple[int, int], ...]  # (a, b) with a < b: messages between them are held
-    restarts: int  # budgets used
+    restarts: int  # fault budgets used
     disk_losses: int
     cuts: int
+    losses: int
     history: History
+
+    @property
+    def faults(self) -> int:
+        """Fault events so far, of every kind."""
+        return self.restarts + self.disk_losses + self.cuts + self.losses
 
 
 def initial_state(voters: int) -> KraftState:
     """Every voter freshly formatted: epoch 0, Unattached, empty log; nothing in flight."""
     return KraftState(
-        tuple(fresh_node() for _ in range(voters)), (), (), 0, 0, 0, History((), (), (), (), NO_EVENT)
+        tuple(fresh_node() for _ in range(voters)), (), (), 0, 0, 0, 0, History((), (), (), (), NO_EVENT)
     )

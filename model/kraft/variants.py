@@ -10,8 +10,9 @@ VARIANTS = (
     Variant(
         "commit-by-count",
         "the leader's HW counts replicas only (no epoch-start condition) and a new leader writes no"
-        " LeaderChange record: Raft 'Figure 8'",
-        expect="leader_completeness",
+        " LeaderChange record (Raft 'Figure 8'). First broken: a new leader exposes an HW below an"
+        " earlier leader's; with that property off, BFS finds Figure 8 itself (leader completeness)",
+        expect="leader_hw_monotonic",
         bug_id="K1",
         reference="LeaderState.maybeUpdateHighWatermark; Raft thesis 3.6.2 (Figure 3.7)",
         preset="figure8",

@@ -247,7 +247,7 @@ def handle_fetch_response(s: State, ctx: Context, resp: FetchResponse) -> State 
         return None
     s = s._replace(fetch_responses=without_message(s.fetch_responses, resp))
     if fb.leader != resp.leader or fb.leader_epoch != resp.leader_epoch or len(fb.log) != resp.fetch_offset:
-        return s  # the fetch state moved on: the response is discarded
+        return _fetch_again(s, ctx, resp.follower)  # the fetch state moved on: the response is discarded
     if resp.error == F_DIVERGING:
         offset, _ = follower_truncation(fb.log, diverging_epoch=resp.diverging_epoch,
                                         diverging_end_offset=resp.diverging_end_offset)
@@ -256,8 +256,14 @@ def handle_fetch_response(s: State, ctx: Context, resp: FetchResponse) -> State 
         log = fb.log + resp.records
         fb = fb._replace(log=log, hw=min(resp.hw, len(log)))
     else:
-        return s
-    return s._replace(brokers=set_broker(s, resp.follower, fb))
+        return _fetch_again(s, ctx, resp.follower)
+    return _fetch_again(s._replace(brokers=set_broker(s, resp.follower, fb)), ctx, resp.follower)
+
+
+def _fetch_again(s: State, ctx: Context, f: int) -> State:
+    """The fetcher loop builds its next Fetch as soon as it has processed a response (AbstractFetcherThread.doWork)."""
+    t = send_fetch(s, ctx, f)
+    return s if t is None else t
 
 
 def handle_alter_partition_response(s: State, ctx: Context, resp: AlterPartitionResponse) -> State | None:

@@ -42,7 +42,7 @@ def initial_state(p: Params) -> State:
             broker = broker._replace(isr=replicas, leso=0, followers=((UNKNOWN, UNKNOWN, False),) * p.n)
         brokers.append(broker)
     controller = Controller(tuple(BrokerRegistration(1, False, False) for _ in replicas), (reg,))
-    return State(tuple(brokers), controller, (), (), (), (), History(0, (), (), (), 0, 0, 0))
+    return State(tuple(brokers), controller, (), (), (), (), History(0, (), (), (), 0, 0, 0, 0))
 
 
 class ReplicationModel:
@@ -104,9 +104,10 @@ class ReplicationModel:
             out.append(A.HandleAlterPartition(m))
         for m in s.ap_responses:
             out.append(A.HandleAlterPartitionResponse(m))
-        for messages in (s.fetch_requests, s.fetch_responses, s.ap_requests, s.ap_responses):
-            for m in messages:
-                out.append(A.DropMessage(m))
+        if h.losses < p.losses:
+            for messages in (s.fetch_requests, s.fetch_responses, s.ap_requests, s.ap_responses):
+                for m in messages:
+                    out.append(A.DropMessage(m))
         return out
 
     def next_state(self, s: State, action: Any) -> State | None:

@@ -14,6 +14,7 @@ CONFIG_KEYS = (
     ConfigKey("crashes", int, 1, "budget of broker crashes and controlled shutdowns (lossy ones included)", 0, 5),
     ConfigKey("lossy_crashes", int, 1, "of those, crashes that lose the unflushed suffix of the log", 0, 5),
     ConfigKey("fences", int, 1, "budget of fencings of a live broker (lost heartbeats)", 0, 5),
+    ConfigKey("losses", int, 1, "budget of messages the network loses", 0, 10),
     ConfigKey("max_in_flight", int, 2, "messages (requests + responses) in flight at once", 1, 10),
     ConfigKey("min_insync_replicas", int, 2, "min.insync.replicas", 1, 5),
     ConfigKey("elr_enabled", bool, True, "eligible leader replicas (KIP-966)", None, None),
@@ -38,6 +39,7 @@ class Params:
     crashes: int
     lossy_crashes: int
     fences: int
+    losses: int
     max_in_flight: int
     min_isr: int  # effective: min(min.insync.replicas, replication factor)
     elr: bool
@@ -48,7 +50,8 @@ class Params:
         return cls(
             n=c["brokers"], values=c["values"], max_leader_epoch=c["max_leader_epoch"],
             max_partition_epoch=c["max_partition_epoch"], crashes=c["crashes"],
-            lossy_crashes=c["lossy_crashes"], fences=c["fences"], max_in_flight=c["max_in_flight"],
+            lossy_crashes=c["lossy_crashes"], fences=c["fences"], losses=c["losses"],
+            max_in_flight=c["max_in_flight"],
             min_isr=min(c["min_insync_replicas"], c["brokers"]), elr=c["elr_enabled"],
             unclean=c["unclean_leader_election"],
         )

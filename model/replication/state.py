@@ -134,6 +134,7 @@ class History(NamedTuple):
     crashes: int
     lossy_crashes: int
     fences: int
+    losses: int
 
 
 class State(NamedTuple):

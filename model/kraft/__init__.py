@@ -1,0 +1,25 @@
+"""The `kraft` model: the KRaft metadata quorum of Kafka 4.1 (raft module), N static voters.
+
+Vote with pre-vote (KIP-996), check quorum, BeginQuorumEpoch, pull-based Fetch with diverging-
+epoch truncation, the KRaft HW rule and the LeaderChange record, restarts with persisted state,
+disk loss with KIP-853 directory ids. See spec/kraft.md.
+"""
+from __future__ import annotations
+
+from model.interface import ModelDefinition
+from model.kraft.model import KraftModel
+from model.kraft.params import CONFIG_KEYS, PRESETS, Params
+from model.kraft.properties import properties
+from model.kraft.variants import VARIANTS, Protocol
+
+DEFINITION = ModelDefinition(
+    name="kraft",
+    description="Kafka 4.1 KRaft quorum: pre-vote, check quorum, Fetch with divergence, KRaft HW, restarts",
+    config_keys=CONFIG_KEYS,
+    presets=PRESETS,
+    variants=VARIANTS,
+    build=lambda config, variant: KraftModel(config, variant),
+    invariants=tuple(
+        (p.name, p.kind, p.description) for p in properties(Params.defaults(), Protocol())
+    ),
+)

@@ -1,0 +1,169 @@
+"""The kraft model behind the model interface: Init, the enabled actions (in a fixed order), Next."""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from model.kraft import actions as A
+from model.kraft import client, faults
+from model.kraft.params import Params
+from model.kraft.properties import properties
+from model.kraft.quorum import Context
+from model.kraft.rules import (
+    CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, PROSPECTIVE, ROLE_NAMES, UNRECORDED,
+)
+from model.kraft.state import (
+    EVENT_NAMES, FATAL_NAMES, KIND_NAMES, MESSAGE_NAMES, NO_EVENT, KraftState, initial_state,
+)
+from model.kraft.symmetry import canonical_key
+from model.kraft.variants import Protocol
+
+VOTE_NAMES = ("unrecorded", "granted", "rejected")
+
+Step = Callable[[KraftState, Context, Any], "KraftState | None"]
+
+_STEP: dict[type, Step] = {
+    A.ElectionTimeout: lambda s, c, a: client.election_timeout(s, c, a.node),
+    A.FetchTimeout: lambda s, c, a: client.fetch_timeout(s, c, a.node),
+    A.CheckQuorumTimeout: lambda s, c, a: client.check_quorum_timeout(s, c, a.node),
+    A.ClientAppend: lambda s, c, a: client.client_append(s, c, a.node),
+    A.SendVote: lambda s, c, a: client.send_vote(s, c, a.src, a.dst),
+    A.SendBeginQuorumEpoch: lambda s, c, a: client.send_begin_quorum_epoch(s, c, a.src, a.dst),
+    A.SendFetch: lambda s, c, a: client.send_fetch(s, c, a.src),
+    A.Restart: lambda s, c, a: faults.restart(s, c, a.node),
+    A.DiskLoss: lambda s, c, a: faults.disk_loss(s, c, a.node),
+    A.CutLink: lambda s, c, a: faults.cut_link(s, c, a.a, a.b),
+    A.HealLink: lambda s, c, a: faults.heal_link(s, c, a.a, a.b),
+    A.DropMessage: lambda s, c, a: faults.drop_message(s, c, A.MESSAGE_KIND[a.message], a.src, a.dst),
+}
+for _kind, _action in A.HANDLE_ACTION.items():
+    _STEP[_action] = (lambda kind: lambda s, c, a: client.deliver(s, c, kind, a.src, a.dst))(_kind)
+
+
+class KraftModel:
+    """The KRaft metadata quorum of Kafka 4.1 over N static voters, with a variant switched in."""
+
+    name = "kraft"
+    action_kinds = A.ACTION_KINDS
+
+    def __init__(self, config: Mapping[str, Any], variant: str = "kafka-4.1") -> None:
+        self.config = dict(config)
+        self.variant = variant
+        self.params = Params.from_config(config)
+        self.ctx = Context(self.params, Protocol.of(variant))
+        self.properties = properties(self.params, self.ctx.proto)
+
+    def init_states(self) -> list[KraftState]:
+        return [initial_state(self.params.n)]
+
+    def actions(self, s: KraftState) -> list[Any]:
+        """Candidate actions in a fixed order; next_state applies each one's full guard."""
+        p, proto = self.params, self.ctx.proto
+        out: list[Any] = []
+        for i, n in enumerate(s.nodes):
+            role = n.role
+            if role == FOLLOWER:
+                if not n.observer:
+                    out.append(A.FetchTimeout(i))
+                out.append(A.SendFetch(i))
+            elif role == LEADER:
+                if proto.check_quorum:
+                    out.append(A.CheckQuorumTimeout(i))
+                if n.leo < p.max_log:
+                    out.append(A.ClientAppend(i))
+                for j in range(p.n):
+                    if j != i:
+                        out.append(A.SendBeginQuorumEpoch(i, j))
+            elif not n.observer:
+                out.append(A.ElectionTimeout(i))
+                if role == PROSPECTIVE or role == CANDIDATE:
+                    for j, v in enumerate(n.votes):
+                        if v == UNRECORDED and j != i:
+                            out.append(A.SendVote(i, j))
+            if s.restarts < p.restarts and s.faults < p.faults:
+                out.append(A.Restart(i))
+            if s.disk_losses < p.disk_losses and s.faults < p.faults and not n.observer:
+                out.append(A.DiskLoss(i))
+        for m in s.network:
+            out.append(A.HANDLE_ACTION[m.kind](m.src, m.dst))
+        if s.losses < p.losses and s.faults < p.faults:
+            for m in s.network:
+                out.append(A.DropMessage(MESSAGE_NAMES[m.kind], m.src, m.dst))
+        may_cut = s.cuts < p.partitions and s.faults < p.faults
+        if s.cut_links or may_cut:
+            for a in range(p.n):
+                for b in range(a + 1, p.n):
+                    if (a, b) in s.cut_links:
+                        out.append(A.HealLink(a, b))
+                    elif may_cut:
+                        out.append(A.CutLink(a, b))
+        return out
+
+    def next_state(self, s: KraftState, action: Any) -> KraftState | None:
+        if s.history.last_event != NO_EVENT:
+            s = s._replace(history=s.history._replace(last_event=NO_EVENT))
+        return _STEP[type(action)](s, self.ctx, action)
+
+    def fingerprint(self, s: KraftState) -> int:
+        """The tuple hash (of the representative with symmetry on): states hold only ints, bools
+        and tuples, whose hashes are process-independent."""
+        return hash(canonical_key(s, plain=False)) if self.params.symmetry else hash(s)
+
+    def encode(self, s: KraftState) -> bytes:
+        """Canonical bytes: the repr of the state (NamedTuples of ints, bools and tuples), or with
+        symmetry on, of the plain tuples of its least renaming of the voters (symmetry)."""
+        if self.params.symmetry:
+            return repr(canonical_key(s)).encode()
+        return repr(s).encode()
+
+    def to_json(self, s: KraftState) -> dict[str, Any]:
+        return state_json(s)
+
+
+def state_json(s: KraftState) -> dict[str, Any]:
+    """A readable JSON rendering: role, message and error names instead of codes."""
+    nodes = []
+    for i, n in enumerate(s.nodes):
+        nodes.append({
+            "id": i,
+            "role": ROLE_NAMES[n.role],
+            "epoch": n.epoch,
+            "leader": n.leader,
+            "voted": n.voted,
+            "log": [[e, KIND_NAMES[k]] for e, k in n.log],
+            "hw": n.hw,
+            "votes": [VOTE_NAMES[v] for v in n.votes],
+            "epoch_start": n.epoch_start,
+            "end_offsets": list(n.end_offsets),
+            "fetched": n.fetched,
+            "observer": n.observer,
+            "vote_persisted": n.vote_persisted,
+        })
+    network = []
+    for m in s.network:
+        d: dict[str, Any] = {"message": MESSAGE_NAMES[m.kind]}
+        for field, value in zip(m._fields[1:], m[1:]):
+            if field == "error":
+                d[field] = ERROR_NAMES.get(value, value)
+            elif field == "records":
+                d[field] = [[e, KIND_NAMES[k]] for e, k in value]
+            else:
+                d[field] = value
+        network.append(d)
+    h = s.history
+    return {
+        "nodes": nodes,
+        "network": network,
+        "cut_links": [list(link) for link in s.cut_links],
+        "restarts": s.restarts,
+        "disk_losses": s.disk_losses,
+        "cuts": s.cuts,
+        "losses": s.losses,
+        "history": {
+            "elected": [list(x) for x in h.elected],
+            "committed": [{"offset": o, "epoch": e, "kind": KIND_NAMES[k], "commit_epoch": c}
+                          for o, e, k, c in h.committed],
+            "leader_hws": [list(x) for x in h.leader_hws],
+            "fatal": [[node, FATAL_NAMES[code]] for node, code in h.fatal],
+            "last_event": EVENT_NAMES[h.last_event],
+        },
+    }

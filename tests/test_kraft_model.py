@@ -1,0 +1,211 @@
+"""The kraft model: structure under random runs (Hypothesis), canonical encoding and symmetry,
+the pinned size of the smoke preset, every safety variant's counterexample found by BFS, and the
+availability variants holding. Tests over ~20 s are marked slow."""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import model
+from checker.bfs import explore
+from model.interface import action_name
+from model.kraft import actions as A
+from model.kraft.properties import state_sanity
+from model.kraft.symmetry import canonical_key, rename, representative
+
+DEFINITION = model.definition("kraft")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build(preset: str = "default", variant: str = "kafka-4.1", **overrides: Any) -> Any:
+    config = {k.name: k.default for k in DEFINITION.config_keys}
+    config.update(DEFINITION.presets[preset])
+    config.update(overrides)
+    return DEFINITION.build(config, variant)
+
+
+def walk(m: Any, choices: list[int]) -> list[tuple[Any, Any]]:
+    """Follow `choices` through the enabled actions (each picks among the enabled ones)."""
+    s = m.init_states()[0]
+    steps = [(None, s)]
+    for c in choices:
+        enabled = [(a, t) for a in m.actions(s) if (t := m.next_state(s, a)) is not None]
+        if not enabled:
+            break
+        a, s = enabled[c % len(enabled)]
+        steps.append((a, s))
+    return steps
+
+
+# --- The definition -------------------------------------------------------------------------------
+
+def test_definition_is_complete():
+    """Variants (kafka-4.1 first), their presets, config keys and presets all line up."""
+    names = [v.name for v in DEFINITION.variants]
+    assert names[0] == "kafka-4.1"
+    assert set(names) == {"kafka-4.1", "commit-by-count", "vote-without-log-check", "vote-not-persisted",
+                          "same-identity-after-disk-loss", "no-pre-vote", "no-check-quorum"}
+    keys = {k.name for k in DEFINITION.config_keys}
+    for preset in DEFINITION.presets.values():
+        assert set(preset) <= keys
+    invariants = {name for name, kind, _ in DEFINITION.invariants if kind == "always"}
+    for v in DEFINITION.variants:
+        assert v.preset in DEFINITION.presets
+        assert v.expect == "holds" or v.expect in invariants
+    assert {"smoke", "default"} <= set(DEFINITION.presets)
+
+
+def test_actions_are_named_after_kafka_and_reprs_are_python():
+    m = build("smoke")
+    for _, s in walk(m, list(range(30))):
+        for a in m.actions(s):
+            assert action_name(a) in A.ACTION_KINDS
+            assert eval(repr(a), vars(A)) == a
+
+
+# --- Random runs keep the structure (Hypothesis) ------------------------------------------------------
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=60),
+       st.sampled_from([v.name for v in DEFINITION.variants]))
+def test_random_runs_keep_structure(choices, variant):
+    """Every state of a random run satisfies state_sanity (every variant) and, for Kafka 4.1, every
+    safety property; the state stays made of ints, bools and tuples."""
+    m = build("default", variant, symmetry=False)
+    sanity = state_sanity(m.params, m.ctx.proto)
+    for _, s in walk(m, choices):
+        assert sanity(s)
+        assert _plain_values(s)
+        if variant == "kafka-4.1":
+            for p in m.properties:
+                if p.kind == "always":
+                    assert p.predicate(s), p.name
+
+
+def _plain_values(x: Any) -> bool:
+    if isinstance(x, tuple):
+        return all(_plain_values(v) for v in x)
+    return type(x) in (int, bool)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=40))
+def test_renaming_the_voters_changes_nothing(choices):
+    """Symmetry: a renamed state has the same fingerprint and encoding, the same property values,
+    and its enabled actions lead to renamed successors."""
+    m = build("default")
+    for _, s in walk(m, choices)[-3:]:
+        for to in itertools.permutations(range(3)):
+            t = rename(s, to)
+            assert m.encode(t) == m.encode(s) and m.fingerprint(t) == m.fingerprint(s)
+            assert canonical_key(representative(t)) == canonical_key(s)
+            for p in m.properties:
+                assert p.predicate(t) == p.predicate(s), p.name
+            succ_s = sorted(m.encode(x) for a in m.actions(s) if (x := m.next_state(s, a)) is not None)
+            succ_t = sorted(m.encode(x) for a in m.actions(t) if (x := m.next_state(t, a)) is not None)
+            assert succ_s == succ_t
+
+
+# --- Encoding -------------------------------------------------------------------------------------------
+
+TRACE = list(range(0, 200, 7))
+
+
+def test_encoding_is_deterministic_and_json_is_plain():
+    m1, m2 = build("default"), build("default")
+    for (_, a), (_, b) in zip(walk(m1, TRACE), walk(m2, TRACE)):
+        assert a == b and m1.encode(a) == m2.encode(b) and m1.fingerprint(a) == m2.fingerprint(b)
+        assert json.loads(json.dumps(m1.to_json(a))) == m1.to_json(a)
+
+
+def test_fingerprints_agree_across_processes():
+    """Encodings and fingerprints do not depend on the process (PYTHONHASHSEED)."""
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from tests.test_kraft_model import build, walk, TRACE\n"
+        "m = build('default')\n"
+        "print([(m.fingerprint(s), m.encode(s).hex()[:64]) for _, s in walk(m, TRACE)])\n"
+    ) % str(ROOT)
+    outputs = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout
+        outputs.add(out)
+    assert len(outputs) == 1
+
+
+# --- Exploration ----------------------------------------------------------------------------------------
+
+def test_smoke_preset_passes_with_pinned_size():
+    """Two voters, one election: every property holds; the size is pinned (explain any change)."""
+    r = explore(build("smoke"))
+    assert r.result == "ok" and not r.unreached
+    assert (r.distinct_states, r.depth) == (542, 17)
+    assert set(r.never_enabled) == {"HandleBeginQuorumEpochResponse", "Restart", "DiskLoss", "CutLink", "HealLink",
+                                    "DropMessage"}
+
+
+def test_symmetry_only_merges_renamings():
+    """Without symmetry the smoke space is exactly twice as big (two voters, every state asymmetric
+    but its mirror image)."""
+    assert explore(build("smoke", symmetry=False)).distinct_states == 1082
+
+
+SAFETY_VARIANTS = [v for v in DEFINITION.variants if v.expect != "holds"]
+
+
+@pytest.mark.parametrize("variant", SAFETY_VARIANTS, ids=lambda v: v.name)
+def test_safety_variant_breaks_its_invariant(variant):
+    """BFS finds, on the variant's preset, a shortest counterexample of the invariant it expects."""
+    r = explore(build(variant.preset, variant.name), max_states=2_000_000)
+    assert r.result == "violation", (variant.name, r.result)
+    assert r.violation["invariant"] == variant.expect
+    trace = r.violation["trace"]
+    assert len(trace) - 1 == EXPECTED_LENGTH[variant.name]
+
+
+EXPECTED_LENGTH = {
+    "commit-by-count": 23,
+    "vote-without-log-check": 20,
+    "vote-not-persisted": 16,
+    "same-identity-after-disk-loss": 15,
+}
+
+
+@pytest.mark.parametrize("preset", ["smoke", "elections", "restart", "disk-loss"])
+def test_kafka_holds_on_the_variant_presets(preset):
+    """Kafka 4.1 passes the configurations on which the variants break."""
+    r = explore(build(preset))
+    assert r.result == "ok"
+
+
+@pytest.mark.slow
+def test_kafka_holds_on_figure8():
+    r = explore(build("figure8"))
+    assert r.result == "ok"
+
+
+@pytest.mark.parametrize("variant", ["no-pre-vote", "no-check-quorum"])
+def test_availability_variants_hold(variant):
+    """K7/K8 cost availability, not safety: every invariant still holds."""
+    r = explore(build("elections", variant))
+    assert r.result == "ok" and not r.unreached
+
+
+@pytest.mark.slow
+def test_default_preset_passes_with_full_coverage():
+    """The default preset: every invariant holds, every sometimes property is reached, every action
+    kind is enabled (about 2.5 minutes on one core)."""
+    r = explore(build("default"))
+    assert r.result == "ok"
+    assert r.unreached == [] and r.never_enabled == []
