@@ -9,8 +9,8 @@ which the model keeps as the node's epoch/leader/voted fields themselves.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
 
 from model.kraft import rules
 from model.kraft.network import reset_connections
@@ -30,6 +30,11 @@ class Context:
 
     p: Params
     proto: Protocol
+
+    @cached_property
+    def unbounded(self) -> "Context":
+        """The same context without the in-flight bound (poll_sends sizes a batch with it)."""
+        return Context(replace(self.p, max_in_flight=1 << 30), self.proto)
 
 
 def set_node(s: KraftState, i: int, node: Node) -> KraftState:
@@ -67,13 +72,13 @@ def poll_sends(s: KraftState, c: Context, i: int) -> KraftState:
         return client.send_fetch(s, c, i) or s
     else:
         return s
+    unbounded = c.unbounded
     t = s
     for j in range(c.p.n):
         if j != i:
-            u = send_one(t, c, i, j)
-            if u is None and not client.room(t, c):
-                return s  # the batch does not fit
-            t = u or t
+            t = send_one(t, unbounded, i, j) or t
+    if len(t.network) > c.p.max_in_flight:
+        return s  # the whole batch does not fit
     return t
 
 

@@ -132,9 +132,9 @@ def apply_registration(broker: Broker, b: int, reg: PartitionRegistration, ctx: 
 def replay_metadata(s: State, ctx: Context, b: int) -> State | None:
     """Broker b replays the next partition-change record of the metadata log (KRaft metadata publisher)."""
     broker = s.brokers[b]
-    if not broker.alive or broker.meta + 1 >= len(s.controller.log):
+    if not broker.alive or broker.meta >= s.controller.partition.partition_epoch:
         return None
-    reg = s.controller.log[broker.meta + 1]
+    reg = s.controller.record(broker.meta + 1)
     broker = apply_registration(broker._replace(meta=broker.meta + 1), b, reg, ctx)
     brokers = set_broker(s, b, broker)
     s = s._replace(brokers=brokers, history=live_pending(s.history, brokers))

@@ -10,8 +10,14 @@ from model.replication.state import UNKNOWN, State, without_message
 
 
 def _go_down(s: State, b: int, clean: bool) -> State:
-    """Broker b's process stops: its connections die, so messages addressed to it are lost."""
-    broker = s.brokers[b]._replace(alive=False, clean=clean)
+    """Broker b's process stops: its connections die, so messages addressed to it are lost.
+
+    Only the disk survives (broker epoch, clean-shutdown marker, log, HW checkpoint); the rest is
+    reset so that crashes differing only in lost memory are one state (restart rebuilds it)."""
+    broker = s.brokers[b]._replace(
+        alive=False, clean=clean, meta=UNKNOWN, leader=UNKNOWN, leader_epoch=UNKNOWN, partition_epoch=UNKNOWN,
+        isr=(), pending=(), leso=UNKNOWN, followers=(),
+    )
     brokers = set_broker(s, b, broker)
     h = s.history
     return s._replace(

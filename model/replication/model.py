@@ -9,7 +9,7 @@ from model.replication.context import Context
 from model.replication.params import Params
 from model.replication.properties import properties
 from model.replication.records import BrokerRegistration, PartitionRegistration
-from model.replication.state import UNKNOWN, Broker, Controller, History, State
+from model.replication.state import UNKNOWN, Broker, Controller, History, State, compact
 from model.replication.variants import Rules
 
 _STEP = {
@@ -66,7 +66,7 @@ class ReplicationModel:
         p = self.params
         out: list[Any] = []
         regs = s.controller.brokers
-        latest = len(s.controller.log) - 1
+        latest = s.controller.partition.partition_epoch
         room = s.in_flight() < p.max_in_flight
         h = s.history
         for b, broker in enumerate(s.brokers):
@@ -111,7 +111,8 @@ class ReplicationModel:
         return out
 
     def next_state(self, s: State, action: Any) -> State | None:
-        return _STEP[type(action)](s, self.ctx, action)
+        t = _STEP[type(action)](s, self.ctx, action)
+        return None if t is None else compact(t)
 
     def fingerprint(self, s: State) -> int:
         """The tuple hash: states hold only ints, bools and tuples, whose hashes are process-independent."""

@@ -108,7 +108,8 @@ def structural(p: Params):
             return False
         if not p.elr and not isr:
             return False
-        return reg.partition_epoch == len(s.controller.log) - 1
+        log = s.controller.log
+        return all(r.partition_epoch == log[0].partition_epoch + i for i, r in enumerate(log))
 
     return check
 

@@ -48,11 +48,17 @@ class Controller(NamedTuple):
     """The KRaft controller, abstracted as one state machine with a metadata log."""
 
     brokers: tuple[BrokerRegistration, ...]
-    log: tuple[PartitionRegistration, ...]  # partition-change records; log[i].partition_epoch == i
+    # The partition-change records some live broker has still to replay, and always the latest:
+    # consecutive partition epochs, starting at log[0].partition_epoch (see `compact`).
+    log: tuple[PartitionRegistration, ...]
 
     @property
     def partition(self) -> PartitionRegistration:
         return self.log[-1]
+
+    def record(self, partition_epoch: int) -> PartitionRegistration:
+        """The record that set `partition_epoch` (it must still be held)."""
+        return self.log[partition_epoch - self.log[0].partition_epoch]
 
 
 class FetchRequest(NamedTuple):
@@ -159,3 +165,17 @@ def without_message(messages: tuple, message: object) -> tuple:
     """Remove one copy of a message from a multiset of messages."""
     i = messages.index(message)
     return messages[:i] + messages[i + 1 :]
+
+
+def compact(s: State) -> State:
+    """Forget metadata records every live broker has replayed: nothing reads them again (a dead
+    broker catches up to the latest record when it restarts), so histories that differ only in
+    them are one state. The latest record is always kept."""
+    log = s.controller.log
+    if len(log) == 1:
+        return s
+    replayed = min((b.meta for b in s.brokers if b.alive), default=log[-1].partition_epoch)
+    drop = min(replayed - log[0].partition_epoch + 1, len(log) - 1)
+    if drop <= 0:
+        return s
+    return s._replace(controller=s.controller._replace(log=log[drop:]))
