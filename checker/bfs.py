@@ -65,6 +65,7 @@ class Result:
     max_states: Optional[int] = None
     queue: int = 0  # states discovered but not yet expanded when the search stopped
     reached: dict[str, int] = field(default_factory=dict)  # sometimes-property -> BFS level
+    workers: int = 1  # processes that explored
 
     @property
     def states_per_second(self) -> float:
@@ -87,6 +88,7 @@ def explore(
     max_states: int | None = None,
     progress: Callable[[Progress], None] | None = None,
     progress_every: float = 5.0,
+    workers: int = 1,
 ) -> Result:
     """Explore every state reachable from `model.init_states()`, breadth first.
 
@@ -94,9 +96,17 @@ def explore(
     would exceed `max_states` distinct states ("incomplete"), on KeyboardInterrupt
     ("incomplete", `interrupted=True`), or when the space is exhausted ("ok").
     `progress` is called with a `Progress` about every `progress_every` seconds.
+    `workers` > 1 runs the search on that many processes (`checker.parallel`): the same
+    counts, coverage and counterexample length, in less time on as many cores.
     """
     if max_states is not None and max_states < 0:
         raise ValueError(f"max_states must be >= 0, got {max_states}")
+    if workers > 1:
+        from checker import parallel
+
+        if parallel.available():
+            return parallel.explore_parallel(model, workers=workers, max_states=max_states, progress=progress,
+                                             progress_every=progress_every)
     always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
     pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
     reached: dict[str, int] = {}
@@ -218,7 +228,7 @@ def explore(
         violation = {
             "invariant": bad_name,
             "description": descriptions.get(bad_name, ""),
-            "trace": _trace(model, parents, bad_fp),
+            "trace": trace_to(model, parents, bad_fp),
         }
     queue = 0 if outcome == OK else max(len(frontier) - index, 0) + len(next_level)
     return Result(
@@ -238,16 +248,18 @@ def explore(
     )
 
 
-def _trace(model: Model, parents: dict[int, Optional[int]], last_fp: int) -> list[tuple[Any, Any]]:
+def trace_to(model: Model, parents: dict[int, Optional[int]], last_fp: int,
+             fp_of: Callable[[Any], int] | None = None) -> list[tuple[Any, Any]]:
     """A shortest path from an initial state to `last_fp`: re-expand each state on the parent chain
-    and pick the first action (in `actions` order) whose successor has the next fingerprint."""
+    and pick the first action (in `actions` order) whose successor has the next fingerprint.
+    `fp_of` is the fingerprint the search used (default: `state_fingerprint(model)`)."""
     chain: deque[int] = deque()
     fp: Optional[int] = last_fp
     while fp is not None:
         chain.appendleft(fp)
         fp = parents[fp]
     first = chain.popleft()
-    fp_of = state_fingerprint(model)
+    fp_of = fp_of or state_fingerprint(model)
     state = next(s for s in model.init_states() if fp_of(s) == first)
     trace: list[tuple[Any, Any]] = [(None, state)]
     for wanted in chain:

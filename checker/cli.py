@@ -110,6 +110,17 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 (result 'vacuous') if a sometimes-property is unreached or an action never enabled")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--workers", type=_positive_int, metavar="N", default=default_workers(),
+                        help="processes that explore in parallel (default: the cores available, at most 4)")
+
+
+def default_workers() -> int:
+    """One per core this process may use, capped at 4 (past that the coordinator limits the gain)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
 
 
 def _progress_printer(stream: TextIO) -> Callable[[Progress], None]:
@@ -134,6 +145,7 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str) -> dict[str,
         "depth": r.depth,
         "seconds": round(r.seconds, 3),
         "states_per_second": round(r.states_per_second, 1),
+        "workers": r.workers,
         "unreached": r.unreached,
         "never_enabled": r.never_enabled,
         "action_counts": r.action_counts,
@@ -169,7 +181,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result) -> str:
         f"states generated: {r.states_generated:,}",
         f"depth:            {r.depth}",
         f"seconds:          {r.seconds:.2f}",
-        f"states/s:         {r.states_per_second:,.0f}",
+        f"states/s:         {r.states_per_second:,.0f} ({r.workers} worker{'s' if r.workers > 1 else ''})",
         f"unreached:        {names(r.unreached)}",
         f"never enabled:    {names(r.never_enabled)}",
         "action counts:    " + " ".join(f"{k}={v:,}" for k, v in r.action_counts.items()),
@@ -190,7 +202,7 @@ def _run_check(args: argparse.Namespace) -> int:
             raise ConfigError(f"--trace-out {args.trace_out}: directory {folder} does not exist")
     model = rc.build()
     progress = None if args.quiet else _progress_printer(sys.stderr)
-    r = explore(model, max_states=args.max_states, progress=progress)
+    r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers)
 
     result = r.result
     if result == "ok" and args.strict and (r.unreached or r.never_enabled):

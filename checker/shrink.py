@@ -136,7 +136,7 @@ def _path(parent: dict, s: Any) -> Trace:
 
 
 def shrink(model: Model, init: Any, actions: Sequence[Any], invariant: str, *, bfs_limit: int = 25,
-           bfs_max_states: int = 200_000, budget: int = 20_000, stats: dict | None = None) -> Trace:
+           bfs_max_states: int = 50_000, budget: int = 20_000, stats: dict | None = None) -> Trace:
     """Shrink the walk `actions` from `init`, which breaks `invariant`, to a short trace.
 
     `stats`, when given, receives: original_length, ddmin_length, length, minimal (True when the

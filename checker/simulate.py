@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 from checker.config import ConfigError, RunConfig
 from checker.render import render_text, trace_json
 from checker.shrink import shrink_walk
-from checker.walks import ModelSpec, Summary, Violation, Walker
+from checker.walks import DISTINCT_MODES, ModelSpec, Summary, Violation, summarize, walker_for
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_WALKS, DEFAULT_DEPTH, DEFAULT_SEED = 1000, 100, 0
@@ -66,6 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "local[N] or spark://host:port")
     parser.add_argument("--partitions", type=_positive, metavar="P",
                         help="spark engine: number of partitions (default 4 x the default parallelism)")
+    parser.add_argument("--distinct", choices=DISTINCT_MODES, default="exact",
+                        help="count distinct states across walks exactly (default; memory grows with "
+                             "them), estimate them with HyperLogLog (0.81%% std. error, 16 KiB), or not")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--trace-out", metavar="FILE",
                         help="write the shortest shrunk counterexample (JSON) to FILE, if any")
@@ -92,34 +95,31 @@ def _chunks(walks: int, size: int) -> Iterator[range]:
 
 
 def _run_chunk(job: tuple) -> Summary:
-    spec, seed, ids, depth, swarm = job
-    walker = Walker(spec.build())
-    s = Summary()
-    for w in ids:
-        s.add(walker.walk(seed, w, depth, swarm))
-    return s
+    spec, seed, ids, depth, swarm, distinct = job
+    return summarize(spec.build(), seed, ids, depth, swarm, distinct)
 
 
 def run_local(spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool = False,
-              processes: int = 1, progress: ProgressFn | None = None, model: Any = None) -> tuple[Summary, int]:
-    """Walks 0..walks-1 in this process, or in a pool of `processes` (contiguous blocks of ids).
-    Returns the Summary and the exact number of distinct states."""
+              processes: int = 1, distinct: str = "exact", progress: ProgressFn | None = None,
+              model: Any = None) -> tuple[Summary, int | None]:
+    """Walks 0..walks-1 in this process, or in a pool of `processes` (blocks of walk ids).
+    Returns the Summary and the number of distinct states (exact, estimated or None, by `distinct`)."""
     start = time.monotonic()
     total = Summary()
     last = start
     if processes <= 1:
-        walker = Walker(model if model is not None else spec.build())
-        for w in range(walks):
-            total.add(walker.walk(seed, w, depth, swarm))
+        walker = walker_for(model if model is not None else spec.build(), distinct)
+        for ids in _chunks(walks, 100):
+            total.merge(summarize(walker.model, seed, ids, depth, swarm, walker=walker))
             now = time.monotonic()
             if progress is not None and now - last >= 1.0:
                 progress(total.walks, total.steps, now - start)
                 last = now
-        return total, len(total.fingerprints)
+        return total, total.distinct_states()[0]
     import multiprocessing
 
     size = max(1, min(500, walks // (processes * 8) or 1))
-    jobs = [(spec, seed, ids, depth, swarm) for ids in _chunks(walks, size)]
+    jobs = [(spec, seed, ids, depth, swarm, distinct) for ids in _chunks(walks, size)]
     with multiprocessing.get_context().Pool(processes) as pool:
         for s in pool.imap_unordered(_run_chunk, jobs):
             total.merge(s)
@@ -127,13 +127,13 @@ def run_local(spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool
             if progress is not None and now - last >= 1.0:
                 progress(total.walks, total.steps, now - start)
                 last = now
-    return total, len(total.fingerprints)
+    return total, total.distinct_states()[0]
 
 
-def _progress_printer(engine: str) -> ProgressFn:
+def _progress_printer(engine: str, total: int) -> ProgressFn:
     def report(walks: int, steps: int, seconds: float) -> None:
         rate = steps / seconds if seconds > 0 else 0.0
-        print(f"kcheck: simulate ({engine}): {walks:,} walks, {steps:,} steps, {rate:,.0f} steps/s, "
+        print(f"kcheck: simulate ({engine}): {walks:,}/{total:,} walks, {steps:,} steps, {rate:,.0f} steps/s, "
               f"{seconds:.0f}s", file=sys.stderr, flush=True)
 
     return report
@@ -173,7 +173,8 @@ def _run_spark(args: argparse.Namespace, spec: ModelSpec,
         try:
             start = time.monotonic()
             summary, distinct = run_spark(session.sparkContext, spec, args.seed, args.walks, args.depth,
-                                          swarm=args.swarm, partitions=args.partitions, progress=progress)
+                                          swarm=args.swarm, partitions=args.partitions,
+                                          distinct=args.distinct, progress=progress)
             seconds = time.monotonic() - start
         finally:
             if owned:
@@ -183,7 +184,7 @@ def _run_spark(args: argparse.Namespace, spec: ModelSpec,
     return summary, distinct, master, seconds
 
 
-def _violation_report(model: Any, v: Violation, count: int, shrink: bool) -> tuple[dict[str, Any], list]:
+def _violation_report(model: Any, v: Violation, count: int, first: int, shrink: bool) -> tuple[dict[str, Any], list]:
     stats: dict[str, Any] = {}
     if shrink:
         trace = shrink_walk(model, v.init_index, v.actions, v.invariant, stats=stats)
@@ -197,6 +198,7 @@ def _violation_report(model: Any, v: Violation, count: int, shrink: bool) -> tup
         "description": description,
         "walk_id": v.walk_id,
         "violating_walks": count,
+        "first_walk_id": first,  # the smallest violating walk id: walks 0..first find it
         "length": v.length,
         "shrunk_length": len(trace) - 1,
         "shortest": bool(stats.get("minimal", False)),  # the bounded BFS proved no shorter trace exists
@@ -212,18 +214,20 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
     rc: RunConfig = run_config(args)
     model = rc.build()
     spec = ModelSpec.of(rc.model, rc.config, rc.variant)
-    progress = None if args.quiet else _progress_printer(engine)
+    progress = None if args.quiet else _progress_printer(engine, args.walks)
     start = time.monotonic()
     if engine == "local":
         processes = args.processes or 1
         summary, distinct = run_local(spec, args.seed, args.walks, args.depth, swarm=args.swarm,
-                                      processes=processes, progress=progress, model=model)
+                                      processes=processes, distinct=args.distinct, progress=progress,
+                                      model=model)
         where = f"local ({processes} process{'es' if processes > 1 else ''})"
         walk_seconds = time.monotonic() - start
     else:
         summary, distinct, master, walk_seconds = _run_spark(args, spec, progress)
         where = f"spark ({master})"
-    found = [_violation_report(model, v, summary.violating_walks[v.invariant], not args.no_shrink)
+    found = [_violation_report(model, v, summary.violating_walks[v.invariant],
+                               summary.first_violating_walk[v.invariant], not args.no_shrink)
              for v in summary.sorted_violations()]
     seconds = time.monotonic() - start
     sometimes = [p.name for p in model.properties if p.kind == "sometimes"]
@@ -249,13 +253,23 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
         "sometimes_reached": [n for n in sometimes if n in summary.sometimes_reached],
         "unreached": [n for n in sometimes if n not in summary.sometimes_reached],
         "distinct_states": distinct,
-        "distinct_states_method": "exact",
+        "distinct_states_method": {"exact": "exact", "hll": "hyperloglog", "none": "none"}[args.distinct],
+        "distinct_states_error": round(summary.sketch.relative_error, 6) if summary.sketch else 0.0,
         "walks_per_second": round(summary.walks / walk_seconds, 1) if walk_seconds > 0 else 0.0,
         "steps_per_second": round(summary.steps / walk_seconds, 1) if walk_seconds > 0 else 0.0,
         "walk_seconds": round(walk_seconds, 3),  # the walks alone (no Spark start-up, no shrinking)
         "seconds": round(seconds, 3),  # everything: Spark start-up and shrinking included
     }
     return report, found, model
+
+
+def _distinct_text(report: dict[str, Any]) -> str:
+    method, n = report["distinct_states_method"], report["distinct_states"]
+    if method == "exact":
+        return f"{n:,} (exact)"
+    if method == "hyperloglog":
+        return f"~{n:,} (HyperLogLog estimate, relative std. error {100 * report['distinct_states_error']:.2f}%)"
+    return "not counted (--distinct none)"
 
 
 def _text(report: dict[str, Any], found: list, model: Any) -> str:
@@ -274,7 +288,7 @@ def _text(report: dict[str, Any], found: list, model: Any) -> str:
         f"steps:            {report['steps']:,}",
         "walk ends:        " + ", ".join(f"{k} {v:,}" for k, v in report["outcomes"].items()),
         f"depths:           min {min(map(int, hist))}, max {max(map(int, hist))}" if hist else "depths:           -",
-        f"distinct states:  {report['distinct_states']:,} (exact)",
+        "distinct states:  " + _distinct_text(report),
         f"seconds:          {report['seconds']:.2f}",
         f"walks/s, steps/s: {report['walks_per_second']:,.0f}, {report['steps_per_second']:,.0f}",
         f"unreached:        {names(report['unreached'])}",
@@ -284,8 +298,8 @@ def _text(report: dict[str, Any], found: list, model: Any) -> str:
         shortest = ", shortest possible" if r["shortest"] else ""
         lines.append("")
         lines.append(f"counterexample: invariant {r['invariant']} violated by walk {r['walk_id']} "
-                     f"({r['violating_walks']:,} violating walk(s)); {r['length']} steps, shrunk to "
-                     f"{r['shrunk_length']}{shortest}")
+                     f"({r['violating_walks']:,} violating walk(s), the first walk {r['first_walk_id']}); "
+                     f"{r['length']} steps, shrunk to {r['shrunk_length']}{shortest}")
         lines.append(render_text(model, trace, r["invariant"], r["description"]))
     return "\n".join(lines)
 

@@ -5,8 +5,9 @@ alone, and the per-partition summaries merge order-independently, so the result 
 any P, any executor count and any machine: a violation found on a cluster replays locally.
 
 The model is rebuilt on each executor from (model name, defining module, config, variant).
-Distinct states are counted exactly: the union of every walk's state fingerprints
-(blake2b-8 of the canonical encoding) through `distinct().count()`.
+Distinct states are counted exactly, the union of every walk's state fingerprints through
+`distinct().count()`, or estimated (`distinct="hll"`) by merging per-partition HyperLogLog
+sketches on the driver, which shuffles nothing.
 
 Sessions: `local[*]` by default, or a master URL such as `spark://host:7077`. The JVM's
 stdout/stderr (Spark's log4j output and executor Python stderr in local mode) go to a log file,
@@ -20,6 +21,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import shutil
 import socket
 import sys
@@ -215,13 +217,19 @@ _SHIPPED: dict[str, set[str]] = {}  # applicationId -> files already added
 def ship_packages(sc, spec: ModelSpec, master: str) -> list[str]:
     """addPyFile what executors need: model + checker off-box, and a model module living elsewhere
     on every master. Packages imported from source directories are zipped; packages imported from a
-    zip or wheel (spark-submit --py-files kcheck.whl) are shipped as that archive, renamed .zip."""
-    packages = [] if is_local(master) else ["model", "checker"]
+    zip or wheel (spark-submit --py-files kcheck.whl) are shipped as that archive, renamed .zip,
+    on every master: PySpark's Python workers, local ones included, do not see a .whl."""
+    packages = ["model", "checker"]
     top = (spec.module or "model").split(".")[0]
-    if top not in ("model", "checker"):
+    if top not in packages:
         packages.append(top)
     archives = {p: _archive_of(p) for p in packages}
-    files = sorted({_as_zip(a) for a in archives.values() if a is not None})
+    if is_local(master):
+        # Local workers import source directories from the driver's sys.path; a plug-in model
+        # package is shipped anyway (it may have been put on sys.path at run time, as tests do).
+        plugin = top not in ("model", "checker")
+        packages = [p for p in packages if archives[p] is not None or (plugin and p == top)]
+    files = sorted({_as_zip(a) for p in packages if (a := archives[p]) is not None})
     sources = [p for p in packages if archives[p] is None]
     if sources:
         files.append(package_zip(sources))
@@ -233,12 +241,24 @@ def ship_packages(sc, spec: ModelSpec, master: str) -> list[str]:
     return files
 
 
+def job_failure(e: BaseException) -> str:
+    """One line for a failed Spark job: the executor's Python exception, and what to do about it."""
+    found = re.findall(r"^\s*([A-Za-z_]\w*(?:Error|Exception)(?:: .*)?)$", str(e), re.MULTILINE)
+    cause = found[-1] if found else (str(e).splitlines() or [type(e).__name__])[0]
+    hint = ""
+    if cause.startswith("ModuleNotFoundError"):
+        hint = ("; executors cannot import kcheck: install it where they run, or pass the wheel with "
+                "spark-submit --py-files (docs/simulate.md, 'Shipping kcheck to the executors')")
+    where = "spark-submit's output" if "PYSPARK_GATEWAY_PORT" in os.environ else f"the JVM log {default_log_path()}"
+    return f"Spark job failed: {cause.strip()}{hint} (details in {where})"
+
+
 def _partition_runner(spec: ModelSpec, seed: int, walks: int, depth: int, swarm: bool, parts: int,
-                      max_violations: int, walks_acc, steps_acc) -> Callable:
+                      distinct: str, max_violations: int, walks_acc, steps_acc) -> Callable:
     def run(index: int, _items: Any):
         model = spec.build()
-        s = summarize(model, seed, walk_ids_of_part(walks, index, parts), depth, swarm,
-                      keep_fingerprints=True, max_violations=max_violations)
+        s = summarize(model, seed, walk_ids_of_part(walks, index, parts), depth, swarm, distinct,
+                      max_violations=max_violations)
         fps, s.fingerprints = s.fingerprints, set()
         walks_acc.add(s.walks)
         steps_acc.add(s.steps)
@@ -250,35 +270,51 @@ def _partition_runner(spec: ModelSpec, seed: int, walks: int, depth: int, swarm:
 
 
 def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool = False,
-              partitions: int | None = None, max_violations: int = 20,
-              progress: Callable[[int, int, float], None] | None = None) -> tuple[Summary, int]:
-    """Run `walks` walks on `sc`; returns the merged Summary (fingerprints not collected) and the
-    exact number of distinct states visited. `progress(walks_done, steps_done, seconds)` is called
-    about once a second from a helper thread, as partitions complete."""
+              partitions: int | None = None, distinct: str = "exact", max_violations: int = 20,
+              progress: Callable[[int, int, float], None] | None = None) -> tuple[Summary, int | None]:
+    """Run `walks` walks on `sc`; returns the merged Summary (without fingerprints) and the number
+    of distinct states visited: exact (fingerprints deduplicated by Spark), a HyperLogLog estimate
+    (per-partition sketches merged on the driver: nothing is shuffled) or None, by `distinct`.
+    `progress(walks_done, steps_done, seconds)` is called about once a second from a helper
+    thread; the counts are accumulators, which advance as partitions complete."""
     master = sc.master
     ship_packages(sc, spec, master)
     parts = max(1, min(partitions or sc.defaultParallelism * 4, max(walks, 1)))
     walks_acc, steps_acc = sc.accumulator(0), sc.accumulator(0)
-    runner = _partition_runner(spec, seed, walks, depth, swarm, parts, max_violations, walks_acc, steps_acc)
+    runner = _partition_runner(spec, seed, walks, depth, swarm, parts, distinct, max_violations,
+                               walks_acc, steps_acc)
     rdd = sc.parallelize(range(parts), parts).mapPartitionsWithIndex(runner)
-    from pyspark import StorageLevel
+    exact = distinct == "exact"
+    if exact:
+        from pyspark import StorageLevel
 
-    rdd.persist(StorageLevel.MEMORY_AND_DISK)
+        rdd.persist(StorageLevel.MEMORY_AND_DISK)  # two actions: the summaries, then the fingerprints
     stop = threading.Event()
     start = time.monotonic()
     if progress is not None:
-        def report() -> None:
+        def report() -> None:  # when the counts move, else every 10 s (partitions finish in bursts)
+            last, said = (-1, -1), 0.0
             while not stop.wait(1.0):
-                progress(walks_acc.value, steps_acc.value, time.monotonic() - start)
+                now, counts = time.monotonic() - start, (walks_acc.value, steps_acc.value)
+                if counts != last or now - said >= 10.0:
+                    progress(*counts, now)
+                    last, said = counts, now
 
         threading.Thread(target=report, daemon=True).start()
     try:
         summaries = rdd.filter(lambda kv: kv[0] == "summary").map(lambda kv: kv[1]).collect()
-        distinct = rdd.filter(lambda kv: kv[0] == "fp").map(lambda kv: kv[1]).distinct(parts).count()
+        count = None
+        if exact:
+            count = rdd.filter(lambda kv: kv[0] == "fp").map(lambda kv: kv[1]).distinct(parts).count()
+    except Exception as e:  # Py4JJavaError: a task failed (4 times); its Python error is in the text
+        raise SparkUnavailable(job_failure(e)) from None
     finally:
         stop.set()
-        rdd.unpersist()
+        if exact:
+            rdd.unpersist()
     total = Summary(max_violations=max_violations)
     for s in summaries:
         total.merge(s)
-    return total, distinct
+    if distinct == "hll":
+        count = total.distinct_states()[0]
+    return total, count

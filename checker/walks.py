@@ -4,6 +4,12 @@ Every walk draws from its own RNG, seeded from a stable hash of (seed, walk_id) 
 Python's `hash()`), so a walk's path depends on nothing but the model, the seed, its id and the
 depth: not on which process, partition or machine runs it, nor on which other walks run there.
 A violating walk is recorded as (initial-state index, action indices) and `replay` rebuilds it.
+At each step a walk picks an enabled action kind (uniformly, or by its swarm weights), then one
+action of that kind.
+
+Distinct states across walks are counted from state fingerprints (the model's own
+process-stable `fingerprint`, else blake2b-8 of `encode`): exactly (every walk lists its
+fingerprints) or with a `HyperLogLog` sketch per worker.
 
 The module imports no engine framework; `Summary` is the order-independent aggregate that the
 local engine, a multiprocessing pool and Spark all merge the same way.
@@ -11,12 +17,13 @@ local engine, a multiprocessing pool and Spark all merge the same way.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from checker.fingerprint import fingerprint  # blake2b-8 of the canonical encoding, as an int
+from checker.bfs import state_fingerprint  # the model's own (process-stable) one, else blake2b-8 of encode()
 from model.interface import Model, action_name
 
 CACHE_STATES = 100_000  # states whose fingerprint and property values a worker memoises
@@ -49,6 +56,63 @@ def swarm_weights(model: Model, rng: random.Random) -> dict[str, float]:
     return weights
 
 
+class HyperLogLog:
+    """A HyperLogLog sketch of 64-bit state fingerprints (Flajolet et al. 2007, with the
+    linear-counting correction for small counts): 2**p one-byte registers, relative standard
+    error 1.04 / sqrt(2**p) (0.81% at the default p = 14, 16 KiB). Adding is idempotent and
+    `merge` takes register-wise maxima, so the estimate depends only on the set of fingerprints
+    added, not on how they were split across walkers, processes or Spark partitions."""
+
+    def __init__(self, p: int = 14) -> None:
+        self.p = p
+        self.registers = bytearray(1 << p)
+
+    @property
+    def relative_error(self) -> float:
+        return 1.04 / (1 << self.p) ** 0.5
+
+    def add(self, fp: int) -> None:
+        x = _mix64(fp)
+        rest = 64 - self.p
+        rank = rest - (x & ((1 << rest) - 1)).bit_length() + 1
+        i = x >> rest
+        if rank > self.registers[i]:
+            self.registers[i] = rank
+
+    def merge(self, other: "HyperLogLog") -> "HyperLogLog":
+        if other.p != self.p:
+            raise ValueError(f"cannot merge HyperLogLog sketches of p={self.p} and p={other.p}")
+        self.registers = bytearray(map(max, self.registers, other.registers))
+        return self
+
+    def estimate(self) -> int:
+        m = len(self.registers)
+        alpha = 0.7213 / (1 + 1.079 / m)
+        raw = alpha * m * m / sum(2.0 ** -r for r in self.registers)
+        zeros = self.registers.count(0)
+        if raw <= 2.5 * m and zeros:
+            return round(m * math.log(m / zeros))  # linear counting
+        return round(raw)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HyperLogLog) and (self.p, self.registers) == (other.p, other.registers)
+
+    def __repr__(self) -> str:
+        return f"HyperLogLog(p={self.p}, estimate={self.estimate()})"
+
+
+def _mix64(fp: int) -> int:
+    """SplitMix64's finaliser: spreads a fingerprint's bits (e.g. a tuple hash) over 64 bits."""
+    z = fp & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+_M64 = (1 << 64) - 1
+DISTINCT_MODES = ("exact", "hll", "none")  # how distinct states are counted across walks
+
+
 @dataclass
 class WalkResult:
     """One walk. `actions` are indices into `list(model.actions(state))` at each step."""
@@ -68,14 +132,16 @@ class WalkResult:
 class Walker:
     """Runs walks of one model: its initial states, properties split by kind, and a per-state memo."""
 
-    def __init__(self, model: Model, keep_fingerprints: bool = True) -> None:
+    def __init__(self, model: Model, keep_fingerprints: bool = True, sketch: HyperLogLog | None = None) -> None:
         self.model = model
         self.inits = list(model.init_states())
         if not self.inits:
             raise ValueError(f"model {model.name!r} has no initial state")
         self.always = [p for p in model.properties if p.kind == "always"]
         self.sometimes = [p for p in model.properties if p.kind == "sometimes"]
-        self.keep_fingerprints = keep_fingerprints
+        self.keep_fingerprints = keep_fingerprints  # each WalkResult lists its states' fingerprints
+        self.sketch = sketch  # else every newly visited state's fingerprint goes into this sketch
+        self._fingerprint = state_fingerprint(model)
         self._cache: dict[Any, tuple[int, str | None, frozenset[str]]] = {}
 
     def visit(self, state: Any) -> tuple[int, str | None, frozenset[str]]:
@@ -86,7 +152,9 @@ class Walker:
         are pure functions of the state, so the cache changes no result."""
         info = self._cache.get(state)
         if info is None:
-            fp = fingerprint(self.model.encode(state)) if self.keep_fingerprints else 0
+            fp = self._fingerprint(state) if self.keep_fingerprints or self.sketch is not None else 0
+            if self.sketch is not None:
+                self.sketch.add(fp)  # idempotent: a state evicted from the cache may be added again
             broken = next((p.name for p in self.always if not p.predicate(state)), None)
             holds = frozenset(p.name for p in self.sometimes if p.predicate(state))
             info = (fp, broken, holds)
@@ -128,27 +196,37 @@ class Walker:
                           dict(counts), frozenset(reached), frozenset(fps), weights)
 
     def _step(self, state: Any, rng: random.Random, weights: Mapping[str, float] | None):
-        """Pick an enabled action at random; a no-op (next_state None) is discarded and another tried."""
+        """Pick an enabled action at random, kind first: a kind (action name) among those enabled,
+        uniformly or by the swarm weights, then one of its actions uniformly. A no-op
+        (next_state None) is discarded and another drawn. Choosing the kind first keeps kinds
+        with many instances (a fault per broker, a DropMessage per message) from crowding out
+        the rest, e.g. spending every fault budget before the first record is written."""
         candidates = list(self.model.actions(state))
-        open_ = list(range(len(candidates)))
-        while open_:
-            j = self._pick(candidates, open_, rng, weights)
-            i = open_[j]
+        kinds: dict[str, list[int]] = {}
+        for i, a in enumerate(candidates):
+            kinds.setdefault(action_name(a), []).append(i)
+        open_kinds = list(kinds)  # in first-enabled order: deterministic
+        while open_kinds:
+            k = self._pick_kind(open_kinds, rng, weights)
+            members = kinds[open_kinds[k]]
+            j = _below(rng, len(members))
+            i = members[j]
             nxt = self.model.next_state(state, candidates[i])
             if nxt is not None:
                 return i, candidates[i], nxt
-            open_.pop(j)
+            members.pop(j)
+            if not members:
+                open_kinds.pop(k)
         return None
 
     @staticmethod
-    def _pick(candidates: Sequence[Any], open_: list[int], rng: random.Random,
-              weights: Mapping[str, float] | None) -> int:
+    def _pick_kind(open_kinds: list[str], rng: random.Random, weights: Mapping[str, float] | None) -> int:
         if weights is None:
-            return _below(rng, len(open_))
-        ws = [weights.get(action_name(candidates[i]), 1.0) for i in open_]
+            return _below(rng, len(open_kinds))
+        ws = [weights.get(k, 1.0) for k in open_kinds]
         total = sum(ws)
-        if total <= 0.0:
-            return _below(rng, len(open_))
+        if total <= 0.0:  # only switched-off kinds are enabled: take one of them uniformly
+            return _below(rng, len(open_kinds))
         r = rng.random() * total
         for j, w in enumerate(ws):
             r -= w
@@ -214,7 +292,9 @@ class Summary:
     sometimes_reached: set = field(default_factory=set)
     violations: dict = field(default_factory=dict)  # invariant -> Violation
     violating_walks: Counter = field(default_factory=Counter)  # invariant -> walks breaking it
-    fingerprints: set = field(default_factory=set)
+    first_violating_walk: dict = field(default_factory=dict)  # invariant -> smallest walk id breaking it
+    fingerprints: set = field(default_factory=set)  # distinct "exact": every visited state's
+    sketch: HyperLogLog | None = None  # distinct "hll": a sketch of them
     max_violations: int = 20
 
     def add(self, r: WalkResult) -> None:
@@ -227,6 +307,8 @@ class Summary:
         self.fingerprints |= r.fingerprints
         if r.invariant is not None:
             self.violating_walks[r.invariant] += 1
+            first = self.first_violating_walk.get(r.invariant)
+            self.first_violating_walk[r.invariant] = r.walk_id if first is None else min(first, r.walk_id)
             self._offer(Violation(r.invariant, r.walk_id, r.steps, r.init_index, r.actions))
 
     def _offer(self, v: Violation) -> None:
@@ -245,7 +327,13 @@ class Summary:
         self.outcomes.update(other.outcomes)
         self.sometimes_reached |= other.sometimes_reached
         self.fingerprints |= other.fingerprints
+        if other.sketch is not None:
+            if self.sketch is None:
+                self.sketch = HyperLogLog(other.sketch.p)
+            self.sketch.merge(other.sketch)
         self.violating_walks.update(other.violating_walks)
+        for name, w in other.first_violating_walk.items():
+            self.first_violating_walk[name] = min(w, self.first_violating_walk.get(name, w))
         for v in other.violations.values():
             self._offer(v)
         return self
@@ -253,14 +341,34 @@ class Summary:
     def sorted_violations(self) -> list[Violation]:
         return sorted(self.violations.values(), key=Violation.key)
 
+    def distinct_states(self) -> tuple[int | None, str, float]:
+        """(distinct states visited, method, relative standard error): exactly from the
+        fingerprints, estimated from the sketch, or (None, "none", 0.0) when neither was kept."""
+        if self.sketch is not None:
+            return self.sketch.estimate(), "hyperloglog", self.sketch.relative_error
+        if self.fingerprints or self.walks == 0:
+            return len(self.fingerprints), "exact", 0.0
+        return None, "none", 0.0
+
+
+def walker_for(model: Model, distinct: str) -> Walker:
+    """A Walker keeping what `distinct` ("exact", "hll" or "none") needs to count distinct states."""
+    if distinct not in DISTINCT_MODES:
+        raise ValueError(f"distinct must be one of {', '.join(DISTINCT_MODES)}, got {distinct!r}")
+    return Walker(model, keep_fingerprints=distinct == "exact",
+                  sketch=HyperLogLog() if distinct == "hll" else None)
+
 
 def summarize(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swarm: bool = False,
-              keep_fingerprints: bool = True, max_violations: int = 20) -> Summary:
-    """Run walks and fold them into a Summary without keeping every WalkResult in memory."""
-    walker = Walker(model, keep_fingerprints)
+              distinct: str = "exact", max_violations: int = 20, walker: Walker | None = None) -> Summary:
+    """Run walks and fold them into a Summary without keeping every WalkResult in memory.
+    `distinct`: keep every state fingerprint ("exact"), a HyperLogLog sketch ("hll") or nothing."""
+    walker = walker or walker_for(model, distinct)
     summary = Summary(max_violations=max_violations)
     for w in walk_ids:
         summary.add(walker.walk(seed, w, depth, swarm))
+    if walker.sketch is not None:
+        summary.sketch = HyperLogLog(walker.sketch.p).merge(walker.sketch)
     return summary
 
 

@@ -73,7 +73,8 @@ def test_can_grant_vote(source, role, leader, voted, fetched, candidate, up_to_d
     (NO_ID, 8, True),  # the vote was recorded without a directory id
 ])
 def test_standard_vote_to_voted_replica_compares_directory_ids(voted_dir, candidate_dir, expected):
-    """UnattachedStateTest.testCanGrantVoteWithVotedKey / ProspectiveStateTest.testCanGrantVoteWithDirectoryId."""
+    """UnattachedStateTest.testCanGrantVoteWithVotedKey (the voted ReplicaKey, directory id included;
+    ProspectiveStateTest.testCanGrantVoteWithoutDirectoryId for a vote recorded without one)."""
     assert R.can_grant_vote(UNATTACHED, NO_ID, 1, False, 1, False, False, voted_dir, candidate_dir) is expected
     assert R.can_grant_vote(UNATTACHED, NO_ID, 1, False, 1, True, True, voted_dir, candidate_dir) is True
 
@@ -138,7 +139,7 @@ def test_election_tally(source, votes, granted, rejected):
 
 
 def test_record_vote_is_idempotent():
-    """ProspectiveStateTest.testIdempotentGrant / testCanChangePreVote: recording sets one voter."""
+    """ProspectiveStateTest.testConsecutiveGrant / testCanChangePreVote: recording sets one voter."""
     votes = R.record_vote((G, U, U), 1, True)
     assert votes == (G, G, U) and R.record_vote(votes, 1, True) == votes
     assert R.record_vote(votes, 1, False) == (G, X, U)  # a pre-vote may change

@@ -1,4 +1,5 @@
-"""Random walks on Spark (checker.spark_engine): one shared local[2] session, results independent
+"""Random walks on Spark (checker.spark_engine): the shared local[2] session (tests/conftest.py),
+results independent
 of the partition count and equal to the local engine's, and a real standalone cluster (a Master
 and a Worker started here from the installed pyspark) running a simulation submitted by URL."""
 from __future__ import annotations
@@ -35,15 +36,9 @@ TOY = ModelSpec("toy", (("k", 6), ("limit", 11)), "kafka-4.1", "tests.toymodel")
 WALKS, DEPTH = 400, 40
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from checker.spark_engine import spark_session
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(model.MODELS, "toy", "tests.toymodel")
-        session = spark_session("local[2]", "kcheck-tests")
-        yield session
-        session.stop()
+@pytest.fixture(autouse=True)
+def toy_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(model.MODELS, "toy", "tests.toymodel")
 
 
 def _without_fingerprints(summary):
@@ -64,12 +59,33 @@ def test_partitions_do_not_change_the_result(spark, swarm: bool) -> None:
 def test_local_engine_equals_spark_engine(spark) -> None:
     from checker.spark_engine import run_spark
 
-    seen = []
-    remote, distinct = run_spark(spark.sparkContext, TOY, 5, WALKS, DEPTH, partitions=3,
-                                 progress=lambda *a: seen.append(a))
+    remote, distinct = run_spark(spark.sparkContext, TOY, 5, WALKS, DEPTH, partitions=3)
     local, local_distinct = run_local(TOY, 5, WALKS, DEPTH)
     assert distinct == local_distinct and remote == _without_fingerprints(local)
     assert remote.violations["sum_below_limit"].length == 11
+
+
+def test_hyperloglog_on_spark_equals_local(spark) -> None:
+    """Per-partition sketches merged on the driver: the same registers as one local sketch."""
+    from checker.spark_engine import run_spark
+
+    big = ModelSpec("toy", (("k", 40), ("limit", 1000)), "kafka-4.1", "tests.toymodel")
+    remote, estimate = run_spark(spark.sparkContext, big, 2, 300, 60, partitions=4, distinct="hll")
+    local, local_estimate = run_local(big, 2, 300, 60, distinct="hll")
+    exact = run_local(big, 2, 300, 60)[1]
+    assert remote == local and estimate == local_estimate and abs(estimate - exact) <= 0.04 * exact
+
+
+def test_replication_on_spark_equals_local(spark) -> None:
+    """The replication model (smallest preset, swarm) on 4 partitions: the local engine's result."""
+    from checker.config import load_config
+    from checker.spark_engine import run_spark
+
+    rc = load_config(model="replication", preset="smoke")
+    spec = ModelSpec.of(rc.model, rc.config, rc.variant)
+    remote, distinct = run_spark(spark.sparkContext, spec, 7, 80, 30, swarm=True, partitions=4)
+    local, local_distinct = run_local(spec, 7, 80, 30, swarm=True)
+    assert distinct == local_distinct > 1 and remote == _without_fingerprints(local)
 
 
 def test_cli_on_the_shared_session(spark, capsys) -> None:

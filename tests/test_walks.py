@@ -20,7 +20,7 @@ from checker.cli import main  # noqa: E402
 from checker.shrink import bounded_bfs, shrink, shrink_walk  # noqa: E402
 from checker.simulate import run_local  # noqa: E402
 from checker.walks import (  # noqa: E402
-    ModelSpec, Summary, replay, summarize, swarm_weights, walk_ids_of_part, walk_seed, walks,
+    HyperLogLog, ModelSpec, Summary, replay, summarize, swarm_weights, walk_ids_of_part, walk_seed, walks,
 )
 from model.interface import always  # noqa: E402
 from tests.toymodel import ToyModel  # noqa: E402
@@ -244,3 +244,117 @@ def test_cli_violation_is_shrunk(capsys, tmp_path: Path) -> None:
 def test_cli_bad_input(capsys, argv: list[str], message: str) -> None:
     code, _, err = _simulate(capsys, *argv)
     assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_java_missing(capsys, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    code, _, err = _simulate(capsys, "--engine", "spark")
+    assert code == 2 and f"JAVA_HOME={tmp_path} has no bin/java" in err and len(err.strip().splitlines()) == 1
+    monkeypatch.delenv("JAVA_HOME")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code, _, err = _simulate(capsys, "--engine", "spark")
+    assert code == 2 and "Java not found" in err and "Traceback" not in err
+
+
+def test_a_failed_spark_job_is_one_line() -> None:
+    """An executor's Python error, dug out of the Py4JJavaError text, with what to do about it."""
+    from checker.spark_engine import job_failure
+
+    text = ("An error occurred while calling o42.collect.\n: org.apache.spark.SparkException: Job aborted\n"
+            "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+            "  File \"worker.py\", line 1, in main\nModuleNotFoundError: No module named 'checker'\n"
+            "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1097)\n")
+    line = job_failure(Exception(text))
+    assert line.startswith("Spark job failed: ModuleNotFoundError: No module named 'checker'; executors cannot")
+    assert "--py-files" in line and "\n" not in line
+    assert job_failure(RuntimeError("boom")).startswith("Spark job failed: boom")
+
+
+# --- distinct states: HyperLogLog ----------------------------------------------------------------
+
+
+def test_hyperloglog_estimates_within_its_error() -> None:
+    for n in (10, 1_000, 50_000):
+        sketch = HyperLogLog()
+        for i in range(n):
+            sketch.add(walk_seed(1, i))  # any 64-bit values
+            sketch.add(i)  # small ints too: the fingerprint is mixed before use
+        assert abs(sketch.estimate() - 2 * n) <= max(1, 4 * sketch.relative_error * 2 * n), n
+    halves = [HyperLogLog(), HyperLogLog()]
+    whole = HyperLogLog()
+    for i in range(5000):
+        halves[i % 2].add(i)
+        whole.add(i)
+        whole.add(i)  # idempotent
+    assert halves[0].merge(halves[1]) == whole
+    with pytest.raises(ValueError, match="p=14 and p=10"):
+        HyperLogLog().merge(HyperLogLog(10))
+
+
+def test_hll_summary_is_the_same_however_walks_are_split() -> None:
+    m = toy(30)
+    whole = summarize(m, 2, range(200), 60, distinct="hll")
+    merged = Summary()
+    for p in range(3):
+        merged.merge(summarize(toy(30), 2, walk_ids_of_part(200, p, 3), 60, distinct="hll"))
+    assert merged == whole and not whole.fingerprints
+    exact = summarize(m, 2, range(200), 60).distinct_states()[0]
+    estimate, method, error = whole.distinct_states()
+    assert method == "hyperloglog" and abs(estimate - exact) <= 4 * error * exact
+    assert summarize(m, 2, range(5), 5, distinct="none").distinct_states() == (None, "none", 0.0)
+
+
+def test_cli_distinct_hll(capsys) -> None:
+    code, report, _ = _simulate(capsys, "--set", "k=3", "--walks", "50", "--depth", "30", "--json",
+                                "--distinct", "hll")
+    assert code == 0 and report["distinct_states_method"] == "hyperloglog"
+    assert report["distinct_states"] == 16 and report["distinct_states_error"] == 0.008125
+    code = main(["simulate", "--model", "toy", "--quiet", "--set", "k=3", "--walks", "20", "--distinct", "hll"])
+    assert code == 0 and "(HyperLogLog estimate, relative std. error 0.81%)" in capsys.readouterr().out
+
+
+# --- the replication model -----------------------------------------------------------------------
+
+
+def _variant(model_name: str, name: str):
+    return next(v for v in model.definition(model_name).variants if v.name == name)
+
+
+def test_replication_walks_are_reproducible() -> None:
+    """On the smallest preset: the same walks from two model objects, and from a process pool."""
+    from checker.config import load_config
+
+    rc = load_config(model="replication", preset="smoke")
+    a = walks(rc.build(), 1, range(30), 25, swarm=True)
+    b = walks(rc.build(), 1, reversed(range(30)), 25, swarm=True)
+    assert [_key(r) for r in a] == sorted((_key(r) for r in b), key=lambda k: k[0])
+    spec = ModelSpec.of(rc.model, rc.config, rc.variant)
+    one, d1 = run_local(spec, 1, 60, 25, swarm=True)
+    pool, d2 = run_local(spec, 1, 60, 25, swarm=True, processes=2)
+    assert one == pool and d1 == d2 > 1 and one.action_counts
+
+
+def test_replication_bug_found_by_walks_and_shrunk(capsys) -> None:
+    """hw-ignores-min-isr on its catalogue preset: walks find the violation BFS finds, and the
+    counterexample is shrunk to at most twice BFS's shortest and still breaks the invariant."""
+    from checker.config import load_config
+
+    variant = _variant("replication", "hw-ignores-min-isr")
+    rc = load_config(model="replication", variant=variant.name, preset=variant.preset)
+    m = rc.build()
+    bfs = explore(m)
+    assert bfs.violation is not None and bfs.violation["invariant"] == variant.expect
+    shortest = len(bfs.violation["trace"]) - 1
+    code = main(["simulate", "--model", "replication", "--variant", variant.name, "--preset", variant.preset,
+                 "--walks", "100", "--depth", "30", "--seed", "0", "--json", "--quiet"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["result"] == "violation"
+    v = next(v for v in report["violations"] if v["invariant"] == variant.expect)
+    assert v["shrunk_length"] <= v["length"] and v["shrunk_length"] <= 2 * shortest
+    assert len(v["trace"]) == v["shrunk_length"] + 1
+    # the shrunk trace replays: its actions, re-applied, end in a state breaking the invariant
+    (walk,) = walks(m, 0, [v["walk_id"]], 30)
+    trace = shrink_walk(m, walk.init_index, walk.actions, variant.expect)
+    assert len(trace) - 1 == v["shrunk_length"]
+    prop = next(p for p in m.properties if p.name == variant.expect)
+    assert not prop.predicate(trace[-1][1]) and all(prop.predicate(s) for _, s in trace[:-1])

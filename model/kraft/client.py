@@ -19,7 +19,7 @@ from model.kraft.state import (
     BQE_REQUEST, BQE_RESPONSE, CHECK_QUORUM_RESIGN, DATA,
     FATAL_NON_MONOTONIC_HW, FATAL_TRUNCATE_BELOW_HW, FETCH_REQUEST, FETCH_RESPONSE, TRUNCATED,
     VOTE_REQUEST, VOTE_RESPONSE, BeginQuorumEpochRequest, BeginQuorumEpochResponse, FetchRequest,
-    FetchResponse, KraftState, VoteRequest, VoteResponse,
+    FetchResponse, KraftState, Node, VoteRequest, VoteResponse,
 )
 
 
@@ -48,6 +48,19 @@ def room(s: KraftState, c: Context) -> bool:
 # --- Timers (KafkaRaftClient.poll*) -------------------------------------------------------------
 
 
+def timer_may_expire(s: KraftState, c: Context) -> bool:
+    """The config's budget of timer expirations (key `timeouts`, -1 = no bound) has room."""
+    return c.p.timeouts < 0 or s.timers < c.p.timeouts
+
+
+def expired(s: KraftState | None, c: Context) -> KraftState | None:
+    """Count a timer expiration against a bounded budget (no counter without a bound, so the
+    unbounded space has no extra states)."""
+    if s is None or c.p.timeouts < 0:
+        return s
+    return s._replace(timers=s.timers + 1)
+
+
 def election_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
     """Voter i's election timer expires (pollUnattachedAsVoter, pollProspective, pollCandidate,
     pollResigned).
@@ -60,6 +73,13 @@ def election_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
     n = s.nodes[i]
     if n.observer:
         return None  # observers have no election timer (electionTimeoutMs = Long.MAX_VALUE)
+    if not timer_may_expire(s, c):
+        return None
+    return expired(_election_timeout(s, c, i, n), c)
+
+
+def _election_timeout(s: KraftState, c: Context, i: int, n: Node) -> KraftState | None:
+    """election_timeout's effect, per role."""
     if not c.proto.pre_vote:
         if n.role in (UNATTACHED, CANDIDATE, RESIGNED) and n.epoch < c.p.max_epoch:
             return Q.become_candidate(s, c, i)
@@ -81,13 +101,13 @@ def fetch_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
     """Follower i's fetch timer expires (pollFollowerAsVoter): Prospective (without pre-vote,
     Candidate in epoch + 1). Observers keep fetching (from bootstrap servers: not modelled)."""
     n = s.nodes[i]
-    if n.role != FOLLOWER or n.observer:
+    if n.role != FOLLOWER or n.observer or not timer_may_expire(s, c):
         return None
     if not c.proto.pre_vote:
-        return Q.become_candidate(s, c, i) if n.epoch < c.p.max_epoch else None
+        return expired(Q.become_candidate(s, c, i), c) if n.epoch < c.p.max_epoch else None
     if rules.is_vote_granted(Q.own_vote(c.p.n, i)) and n.epoch >= c.p.max_epoch:
         return None
-    return Q.become_prospective(s, c, i)
+    return expired(Q.become_prospective(s, c, i), c)
 
 
 def check_quorum_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
@@ -96,9 +116,9 @@ def check_quorum_timeout(s: KraftState, c: Context, i: int) -> KraftState | None
     Time is abstract, so the timer may expire whenever fetches could have been late; it never
     expires with a single voter."""
     n = s.nodes[i]
-    if n.role != LEADER or not c.proto.check_quorum or c.p.n == 1:
+    if n.role != LEADER or not c.proto.check_quorum or c.p.n == 1 or not timer_may_expire(s, c):
         return None
-    s = Q.become_resigned(s, c, i)
+    s = expired(Q.become_resigned(s, c, i), c)
     return s._replace(history=s.history._replace(last_event=CHECK_QUORUM_RESIGN))
 
 

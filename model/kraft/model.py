@@ -158,6 +158,7 @@ def state_json(s: KraftState) -> dict[str, Any]:
         "disk_losses": s.disk_losses,
         "cuts": s.cuts,
         "losses": s.losses,
+        "timers": s.timers,
         "history": {
             "elected": [list(x) for x in h.elected],
             "committed": [{"offset": o, "epoch": e, "kind": KIND_NAMES[k], "commit_epoch": c}

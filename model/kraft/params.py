@@ -25,6 +25,9 @@ CONFIG_KEYS = (
     ConfigKey("disk_losses", int, 1, "budget of crash-restarts that lose the whole disk (log and quorum-state)", 0, 3),
     ConfigKey("partitions", int, 1, "budget of network links cut (a cut link holds its messages until healed)", 0, 5),
     ConfigKey("losses", int, 1, "budget of messages lost in flight", 0, 10),
+    ConfigKey("timeouts", int, -1,
+              "budget of timer expirations (election, fetch and check-quorum timeouts together); -1: no bound",
+              -1, 30),
 )
 
 PRESETS: Mapping[str, Mapping[str, Any]] = {
@@ -33,8 +36,9 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     # Three voters, two epochs, LeaderChange + one record, one message in flight, one fault of
     # any kind per run: every sometimes property reached, every action kind enabled (~2.5 min).
     "default": {"max_in_flight": 1, "follower_hw": False},
-    # commit-by-count (K1): four elections possible, one entry per log, no faults.
-    "figure8": {"max_epoch": 4, "max_log": 1, "max_in_flight": 1, "faults": 0,
+    # commit-by-count (K1): four elections possible, one entry per log, no faults, five timer
+    # expirations (the fewest Raft's Figure 8 needs with pre-vote).
+    "figure8": {"max_epoch": 4, "max_log": 1, "max_in_flight": 1, "faults": 0, "timeouts": 5,
                 "stale_requests": False, "follower_hw": False},
     # vote-without-log-check (K2): two elections, the LeaderChange record committed, no faults.
     "elections": {"max_epoch": 2, "max_log": 1, "max_in_flight": 1, "faults": 0},
@@ -64,6 +68,7 @@ class Params:
     disk_losses: int
     partitions: int
     losses: int
+    timeouts: int = -1
 
     @classmethod
     def from_config(cls, c: Mapping[str, Any]) -> "Params":
@@ -72,6 +77,7 @@ class Params:
             max_in_flight=c["max_in_flight"], stale_requests=c["stale_requests"],
             follower_hw=c["follower_hw"], symmetry=c["symmetry"], faults=c["faults"], restarts=c["restarts"],
             disk_losses=c["disk_losses"], partitions=c["partitions"], losses=c["losses"],
+            timeouts=c["timeouts"],
         )
 
     @classmethod

@@ -182,6 +182,7 @@ class KraftState(NamedTuple):
     disk_losses: int
     cuts: int
     losses: int
+    timers: int  # timer expirations so far (counted only when the config bounds them)
     history: History
 
     @property
@@ -193,5 +194,5 @@ class KraftState(NamedTuple):
 def initial_state(voters: int) -> KraftState:
     """Every voter freshly formatted: epoch 0, Unattached, empty log; nothing in flight."""
     return KraftState(
-        tuple(fresh_node() for _ in range(voters)), (), (), 0, 0, 0, 0, History((), (), (), (), NO_EVENT)
+        tuple(fresh_node() for _ in range(voters)), (), (), 0, 0, 0, 0, 0, History((), (), (), (), NO_EVENT)
     )

@@ -61,7 +61,7 @@ def renamed_key(s: KraftState, to: tuple[int, ...]) -> tuple[Any, ...]:
     h = s.history
     elected = tuple(sorted((e, to[x]) for e, x in h.elected)) if h.elected else ()
     fatal = tuple(sorted((to[x], code) for x, code in h.fatal)) if h.fatal else ()
-    return (tuple(nodes), network, links, s[3], s[4], s[5], s[6],
+    return (tuple(nodes), network, links, s[3], s[4], s[5], s[6], s[7],
             (elected, h.committed, h.leader_hws, fatal, h.last_event))
 
 

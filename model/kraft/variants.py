@@ -10,9 +10,9 @@ VARIANTS = (
     Variant(
         "commit-by-count",
         "the leader's HW counts replicas only (no epoch-start condition) and a new leader writes no"
-        " LeaderChange record (Raft 'Figure 8'). First broken: a new leader exposes an HW below an"
-        " earlier leader's; with that property off, BFS finds Figure 8 itself (leader completeness)",
-        expect="leader_hw_monotonic",
+        " LeaderChange record: Raft's Figure 8, an entry of an earlier epoch committed by count is"
+        " overwritten by a later leader that never had it (leader completeness)",
+        expect="leader_completeness",
         bug_id="K1",
         reference="LeaderState.maybeUpdateHighWatermark; Raft thesis 3.6.2 (Figure 3.7)",
         preset="figure8",
@@ -44,17 +44,22 @@ VARIANTS = (
     ),
     Variant(
         "no-pre-vote",
-        "election timeouts go straight to Candidate with epoch + 1 (pre-KIP-996): availability only",
+        "election and fetch timeouts go straight to Candidate with epoch + 1 (pre-KIP-996): an"
+        " availability variant, every safety invariant still holds (a rejoining voter's inflated"
+        " epoch disrupts a healthy leader)",
         expect="holds",
         bug_id="K7",
         reference="KIP-996",
+        preset="elections",
     ),
     Variant(
         "no-check-quorum",
-        "a leader never resigns for lack of fetches from a majority: availability only",
+        "a leader never resigns for lack of fetches from a majority: an availability variant, every"
+        " safety invariant still holds (a partitioned leader keeps its role)",
         expect="holds",
         bug_id="K8",
         reference="KIP-996; KAFKA-15489 (LeaderState check quorum)",
+        preset="elections",
     ),
 )
 

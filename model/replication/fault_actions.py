@@ -103,9 +103,10 @@ def restart(s: State, ctx: Context, b: int) -> State | None:
 
 def drop_message(s: State, ctx: Context, m: object) -> State | None:
     """The network loses a message in flight."""
-    if s.history.losses >= ctx.p.losses:
+    if 0 <= ctx.p.losses <= s.history.losses:
         return None
-    s = s._replace(history=s.history._replace(losses=s.history.losses + 1))
+    if ctx.p.losses >= 0:  # an unbounded budget keeps no count, so states differ less
+        s = s._replace(history=s.history._replace(losses=s.history.losses + 1))
     for field in ("fetch_requests", "fetch_responses", "ap_requests", "ap_responses"):
         messages = getattr(s, field)
         if m in messages:

@@ -71,7 +71,7 @@ class ReplicationModel:
         h = s.history
         for b, broker in enumerate(s.brokers):
             if not regs[b].fenced:
-                if not broker.alive or h.fences < p.fences:
+                if not broker.alive or not 0 <= p.fences <= h.fences:
                     out.append(A.FenceBroker(b))
             elif broker.alive:
                 out.append(A.UnfenceBroker(b))
@@ -104,7 +104,7 @@ class ReplicationModel:
             out.append(A.HandleAlterPartition(m))
         for m in s.ap_responses:
             out.append(A.HandleAlterPartitionResponse(m))
-        if h.losses < p.losses:
+        if not 0 <= p.losses <= h.losses:
             for messages in (s.fetch_requests, s.fetch_responses, s.ap_requests, s.ap_responses):
                 for m in messages:
                     out.append(A.DropMessage(m))
