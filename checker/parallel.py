@@ -17,6 +17,7 @@ as unsigned 64-bit ints.
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import signal
 import time
 import traceback
@@ -158,6 +159,8 @@ def explore_parallel(
             queue = sum(remaining)
             if outcome == OK and not new_in_level:
                 break  # the last level found nothing new: the space is exhausted
+            if outcome == OK:
+                _balance(conns, remaining)
     except KeyboardInterrupt:
         outcome, interrupted = INCOMPLETE, True
     finally:
@@ -190,6 +193,32 @@ def explore_parallel(
         reached=reached,
         workers=workers,
     )
+
+
+def _balance(conns: list[Connection], sizes: list[int]) -> None:
+    """Even out the workers' shares of the next level: new states stay with the worker that found
+    them, so without this one worker would keep the whole space (all of it descends from one
+    initial state). Only the excess moves, pickled, from the largest shares to the smallest."""
+    target = sum(sizes) // len(sizes)
+    if max(sizes) - min(sizes) <= max(64, target // 10):
+        return
+    donors = [(w, n - target) for w, n in enumerate(sizes) if n > target + 1]
+    takers = [(w, target - n) for w, n in enumerate(sizes) if n < target]
+    for w, excess in donors:
+        while excess > 0 and takers:
+            t, need = takers[0]
+            moved = min(excess, need)
+            conns[w].send(("give", moved))
+            payload = conns[w].recv_bytes()
+            conns[t].send(("take",))
+            conns[t].send_bytes(payload)
+            sizes[w] -= moved
+            sizes[t] += moved
+            excess -= moved
+            if moved == need:
+                takers.pop(0)
+            else:
+                takers[0] = (t, need - moved)
 
 
 def _stop(conns: list[Connection], procs: list[Any], graceful: bool) -> None:
@@ -239,6 +268,14 @@ def _work(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
         cmd = conn.recv()
         if cmd[0] == "stop":
             return
+        if cmd[0] == "give":  # hand the last n states of the next level over, for balance
+            n = cmd[1]
+            conn.send_bytes(pickle.dumps(frontier[len(frontier) - n:], protocol=pickle.HIGHEST_PROTOCOL))
+            del frontier[len(frontier) - n:]
+            continue
+        if cmd[0] == "take":
+            frontier.extend(pickle.loads(conn.recv_bytes()))
+            continue
         level = cmd[1]
         next_frontier: list[tuple[Any, int]] = []
         violation: Optional[tuple[int, str]] = None

@@ -33,6 +33,9 @@ def fence_broker(s: State, ctx: Context, b: int) -> State | None:
     alive = s.brokers[b].alive
     if reg.fenced or (alive and 0 <= ctx.p.fences <= s.history.fences):
         return None
+    if alive and ctx.r.no_fence_with_stale_fetch and any(
+            r.follower == b and r.broker_epoch < reg.epoch for r in s.fetch_requests):
+        return None  # timing assumption H2 (spec/replication.md)
     regs = set_registration(s, b, reg._replace(fenced=True))
     s = s._replace(controller=s.controller._replace(brokers=regs))
     if alive and ctx.p.fences >= 0:  # an unbounded budget keeps no count, so states differ less

@@ -67,7 +67,7 @@ class ReplicationModel:
         out: list[Any] = []
         regs = s.controller.brokers
         latest = s.controller.partition.partition_epoch
-        room = s.in_flight() < p.max_in_flight
+        room = s.fetches_in_flight() < p.max_in_flight
         h = s.history
         for b, broker in enumerate(s.brokers):
             if not regs[b].fenced:
@@ -82,7 +82,7 @@ class ReplicationModel:
             if broker.meta < latest:
                 out.append(A.ReplayMetadata(b))
             if broker.leader == b:
-                if room:
+                if not broker.pending:
                     for f in broker.isr:
                         if f != b:
                             out.append(A.ShrinkIsr(b, f))

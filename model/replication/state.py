@@ -170,8 +170,10 @@ class State(NamedTuple):
     ap_responses: tuple[AlterPartitionResponse, ...]
     history: History
 
-    def in_flight(self) -> int:
-        return len(self.fetch_requests) + len(self.fetch_responses) + len(self.ap_requests) + len(self.ap_responses)
+    def fetches_in_flight(self) -> int:
+        """Fetch requests and responses: what `max_in_flight` bounds. AlterPartition traffic is
+        bounded by the protocol itself: a leader has at most one proposal pending."""
+        return len(self.fetch_requests) + len(self.fetch_responses)
 
 
 def with_message(messages: tuple, message: object) -> tuple:

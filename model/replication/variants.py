@@ -38,6 +38,17 @@ VARIANTS = (
         reference="Partition.makeLeader (partition epoch >= local), found by kcheck",
         preset="smoke",
     ),
+    Variant(
+        "fence-with-stale-fetch-queued",
+        "drops the timing assumption that a restarted broker is not fenced again while a Fetch from its "
+        "previous incarnation still waits at the leader: Replica.updateFetchStateOrThrow checks the broker "
+        "epoch only of unfenced brokers (getAliveBrokerEpoch), so the stale Fetch passes, the leader's HW "
+        "counts the pending ISR member's old LEO, and the controller then adds the emptied replica",
+        expect="candidate_completeness",
+        bug_id="H2",
+        reference="Replica.updateFetchStateOrThrow, KRaftMetadataCache.getAliveBrokerEpoch (KAFKA-15221 fix), found by kcheck",
+        preset="smoke",
+    ),
 )
 
 
@@ -48,7 +59,8 @@ class Rules:
     truncate_by_epoch: bool = True  # KIP-101: never truncate to the HW
     strict_min_isr: bool = True  # KIP-966: no HW advance below min ISR
     member_broker_epochs: bool = True  # KIP-903: AlterPartition carries member broker epochs
-    metadata_before_response: bool = True  # timing assumption, see spec/replication.md
+    metadata_before_response: bool = True  # timing assumption H1, see spec/replication.md
+    no_fence_with_stale_fetch: bool = True  # timing assumption H2, see spec/replication.md
 
     @classmethod
     def of(cls, variant: str) -> "Rules":
@@ -58,4 +70,5 @@ class Rules:
             "hw-ignores-min-isr": cls(strict_min_isr=False),
             "no-broker-epoch-in-alter-partition": cls(member_broker_epochs=False),
             "response-before-metadata": cls(metadata_before_response=False),
+            "fence-with-stale-fetch-queued": cls(no_fence_with_stale_fetch=False),
         }[variant]
