@@ -66,10 +66,19 @@ class Result:
     queue: int = 0  # states discovered but not yet expanded when the search stopped
     reached: dict[str, int] = field(default_factory=dict)  # sometimes-property -> BFS level
     workers: int = 1  # processes that explored
+    disabled: dict[str, str] = field(default_factory=dict)  # action kind -> why the config rules it out
 
     @property
     def states_per_second(self) -> float:
         return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+
+def coverage(model: Model, counts: dict[str, int]) -> tuple[list[str], dict[str, str]]:
+    """The action kinds never enabled although the configuration allows them, and those the
+    configuration rules out (the model's optional `disabled_actions`), with the reason."""
+    disabled = dict(getattr(model, "disabled_actions", dict)())
+    never = [k for k in model.action_kinds if counts.get(k, 0) == 0 and k not in disabled]
+    return never, {k: why for k, why in disabled.items() if counts.get(k, 0) == 0}
 
 
 def state_fingerprint(model: Model) -> Callable[[Any], int]:
@@ -231,6 +240,7 @@ def explore(
             "trace": trace_to(model, parents, bad_fp),
         }
     queue = 0 if outcome == OK else max(len(frontier) - index, 0) + len(next_level)
+    never_enabled, disabled = coverage(model, counts)
     return Result(
         result=outcome,
         distinct_states=len(parents),
@@ -238,7 +248,8 @@ def explore(
         depth=depth,
         seconds=seconds,
         unreached=[name for name, _ in pending],
-        never_enabled=[kind for kind in model.action_kinds if counts.get(kind, 0) == 0],
+        never_enabled=never_enabled,
+        disabled=disabled,
         action_counts=counts,
         violation=violation,
         interrupted=interrupted,

@@ -148,6 +148,7 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str) -> dict[str,
         "workers": r.workers,
         "unreached": r.unreached,
         "never_enabled": r.never_enabled,
+        "disabled_by_config": r.disabled,
         "action_counts": r.action_counts,
         "max_states": r.max_states,
         "interrupted": r.interrupted,
@@ -184,6 +185,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result) -> str:
         f"states/s:         {r.states_per_second:,.0f} ({r.workers} worker{'s' if r.workers > 1 else ''})",
         f"unreached:        {names(r.unreached)}",
         f"never enabled:    {names(r.never_enabled)}",
+        f"off by config:    {names([f'{k} ({why})' for k, why in r.disabled.items()])}",
         "action counts:    " + " ".join(f"{k}={v:,}" for k, v in r.action_counts.items()),
     ]
     if r.violation is not None:

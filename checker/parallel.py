@@ -25,7 +25,7 @@ from array import array
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Optional
 
-from checker.bfs import INCOMPLETE, OK, VIOLATION, Progress, Result, state_fingerprint, trace_to
+from checker.bfs import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, state_fingerprint, trace_to
 from model.interface import Model
 
 MASK = (1 << 64) - 1
@@ -171,6 +171,7 @@ def explore_parallel(
     for wc in worker_counts:
         for kind, n in wc.items():
             counts[kind] = counts.get(kind, 0) + n
+    never_enabled, disabled = coverage(model, counts)
     violation = None
     if outcome == VIOLATION:
         assert bad_fp is not None
@@ -184,7 +185,8 @@ def explore_parallel(
         depth=depth,
         seconds=seconds,
         unreached=[name for name in sometimes_names if name not in reached],
-        never_enabled=[kind for kind in model.action_kinds if counts.get(kind, 0) == 0],
+        never_enabled=never_enabled,
+        disabled=disabled,
         action_counts=counts,
         violation=violation,
         interrupted=interrupted,

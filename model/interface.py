@@ -78,6 +78,10 @@ class Model(Protocol):
         """A JSON-able rendering of a state: variable name -> plain value."""
         ...
 
+    # Optional: `disabled_actions() -> dict[str, str]`, the action kinds this configuration
+    # switches off entirely (e.g. a fault budget of 0), each with the reason. Coverage reports
+    # them apart from the kinds that were possible but never enabled.
+
 
 @dataclass(frozen=True)
 class ModelDefinition:

@@ -67,7 +67,7 @@ class ReplicationModel:
         out: list[Any] = []
         regs = s.controller.brokers
         latest = s.controller.partition.partition_epoch
-        room = s.fetches_in_flight() < p.max_in_flight
+        room = s.requests_in_flight() < p.max_in_flight
         h = s.history
         for b, broker in enumerate(s.brokers):
             if not regs[b].fenced:
@@ -82,7 +82,7 @@ class ReplicationModel:
             if broker.meta < latest:
                 out.append(A.ReplayMetadata(b))
             if broker.leader == b:
-                if not broker.pending:
+                if room and not broker.pending:
                     for f in broker.isr:
                         if f != b:
                             out.append(A.ShrinkIsr(b, f))
@@ -109,6 +109,23 @@ class ReplicationModel:
                 for m in messages:
                     out.append(A.DropMessage(m))
         return out
+
+    def disabled_actions(self) -> dict[str, str]:
+        """Action kinds whose every guard needs a budget this configuration sets to 0."""
+        p = self.params
+        off: dict[str, str] = {}
+        if p.losses == 0:
+            off["DropMessage"] = "losses = 0"
+        if p.crashes == 0:
+            for kind in ("ControlledShutdown", "Crash", "LossyCrash", "Restart"):
+                off[kind] = "crashes = 0"
+            if p.fences == 0:
+                off["FenceBroker"] = off["UnfenceBroker"] = "crashes = 0 and fences = 0"
+        elif p.lossy_crashes == 0:
+            off["LossyCrash"] = "lossy_crashes = 0"
+        if p.values == 0:
+            off["Produce"] = "values = 0"
+        return off
 
     def next_state(self, s: State, action: Any) -> State | None:
         t = _STEP[type(action)](s, self.ctx, action)

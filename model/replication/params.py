@@ -15,7 +15,7 @@ CONFIG_KEYS = (
     ConfigKey("lossy_crashes", int, 1, "of those, crashes that lose the unflushed suffix of the log", 0, 5),
     ConfigKey("fences", int, 1, "budget of fencings of a live broker (lost heartbeats); -1: unbounded", -1, 5),
     ConfigKey("losses", int, 1, "budget of messages the network loses; -1: unbounded", -1, 10),
-    ConfigKey("max_in_flight", int, 2, "Fetch requests + responses in flight at once (AlterPartition: one per leader)", 1, 10),
+    ConfigKey("max_in_flight", int, 2, "Fetch and AlterPartition requests in flight at once (responses replace them)", 1, 10),
     ConfigKey("min_insync_replicas", int, 2, "min.insync.replicas", 1, 5),
     ConfigKey("elr_enabled", bool, True, "eligible leader replicas (KIP-966)", None, None),
     ConfigKey("unclean_leader_election", bool, False, "unclean.leader.election.enable", None, None),
@@ -23,7 +23,12 @@ CONFIG_KEYS = (
 
 PRESETS: Mapping[str, Mapping[str, Any]] = {
     "smoke": {"brokers": 2, "values": 1, "max_leader_epoch": 1, "max_partition_epoch": 2,
-              "crashes": 1, "lossy_crashes": 1, "fences": 1, "max_in_flight": 2, "min_insync_replicas": 1},
+              "crashes": 1, "lossy_crashes": 1, "fences": 1, "losses": 1, "max_in_flight": 1,
+              "min_insync_replicas": 1},
+    # smoke with two Fetch messages in flight: a stale Fetch can wait while a new one is served
+    "stale-fetch": {"brokers": 2, "values": 1, "max_leader_epoch": 1, "max_partition_epoch": 2,
+                    "crashes": 1, "lossy_crashes": 1, "fences": 1, "losses": 1, "max_in_flight": 2,
+                    "min_insync_replicas": 1},
     "default": {},
 }
 

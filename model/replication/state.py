@@ -170,10 +170,10 @@ class State(NamedTuple):
     ap_responses: tuple[AlterPartitionResponse, ...]
     history: History
 
-    def fetches_in_flight(self) -> int:
-        """Fetch requests and responses: what `max_in_flight` bounds. AlterPartition traffic is
-        bounded by the protocol itself: a leader has at most one proposal pending."""
-        return len(self.fetch_requests) + len(self.fetch_responses)
+    def requests_in_flight(self) -> int:
+        """Fetch and AlterPartition requests: what `max_in_flight` bounds. Responses need no bound
+        of their own: each replaces the request it answers."""
+        return len(self.fetch_requests) + len(self.ap_requests)
 
 
 def with_message(messages: tuple, message: object) -> tuple:

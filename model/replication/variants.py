@@ -47,7 +47,7 @@ VARIANTS = (
         expect="candidate_completeness",
         bug_id="H2",
         reference="Replica.updateFetchStateOrThrow, KRaftMetadataCache.getAliveBrokerEpoch (KAFKA-15221 fix), found by kcheck",
-        preset="smoke",
+        preset="stale-fetch",
     ),
 )
 
