@@ -3,6 +3,7 @@
     python bench/bench_check.py                                  # replication, preset default
     python bench/bench_check.py --preset smoke --baseline toy    # plus the toy model, for a ratio
     python bench/bench_check.py --model toy --set k=50           # any registered model
+    python bench/bench_check.py --workers 2                      # 2 processes, against 1 process
 
 `--baseline toy` also explores the toy model of tests/toymodel.py with k = --toy-k (default
 300, 90,601 states; built directly, so k may exceed the toy's config range) in the same process,
@@ -33,6 +34,11 @@ def peak_memory_mb() -> float:
     return round(rss / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)  # bytes on macOS, KiB on Linux
 
 
+def peak_child_memory_mb() -> float:
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return round(rss / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
+
+
 def figures(r: Result) -> dict[str, Any]:
     return {
         "result": r.result,
@@ -61,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-states", type=int)
     parser.add_argument("--baseline", choices=["toy"], help="also run the toy model and report the ratio")
     parser.add_argument("--toy-k", type=int, default=300, help="the toy baseline's k (default 300)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes for the main run (default 1); with N > 1 the run is repeated on"
+                             " one process first and `speedup` is the ratio of their states/s")
     args = parser.parse_args(argv)
 
     registry.MODELS.setdefault("toy", TOY_MODULE)
@@ -72,9 +81,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     baseline = toy_baseline(args.toy_k) if args.baseline == "toy" else None
-    r = explore(model, max_states=args.max_states)
+    one = explore(model, max_states=args.max_states) if args.workers > 1 else None
+    r = explore(model, max_states=args.max_states, workers=args.workers)
     out: dict[str, Any] = {"model": rc.model, "preset": rc.preset, "variant": rc.variant,
-                           "config": dict(rc.config), **figures(r), "peak_memory_mb": peak_memory_mb()}
+                           "config": dict(rc.config), "workers": r.workers, **figures(r),
+                           "peak_memory_mb": peak_memory_mb()}
+    if one is not None:
+        out["one_process"] = figures(one)
+        out["peak_memory_mb_per_worker"] = peak_child_memory_mb()
+        rate = one.states_per_second
+        out["speedup"] = round(r.states_per_second / rate, 3) if rate else None
     if baseline is not None:
         out["baseline"] = baseline
         toy_rate = baseline["distinct_states_per_second"]

@@ -103,3 +103,17 @@ def test_each_bug_variant_is_found_by_search(variant):
     result = explore(build(expected.preset, variant))
     assert result.result == "violation"
     assert result.violation["invariant"] == expected.expect
+
+
+def test_smoke_reaches_every_witness_and_enables_every_action():
+    """Vacuity guard: the small preset reaches every sometimes-property and every action kind."""
+    result = explore(build("smoke"), workers=2)
+    assert result.result == "ok" and result.unreached == [] and result.never_enabled == []
+    assert result.disabled == {}
+
+
+def test_a_zero_budget_is_reported_as_off_by_config_not_as_covered():
+    result = explore(build("smoke", losses=0, fences=0))
+    assert result.disabled == {"DropMessage": "losses = 0"}
+    assert "DropMessage" not in result.never_enabled and result.action_counts["DropMessage"] == 0
+    assert "FenceBroker" not in result.disabled  # a dead broker is fenced for free

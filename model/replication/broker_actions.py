@@ -147,7 +147,7 @@ def send_fetch(s: State, ctx: Context, f: int) -> State | None:
     leader = fb.leader
     if not fb.alive or leader == NO_LEADER or leader == f or not s.brokers[leader].alive:
         return None
-    if s.requests_in_flight() >= ctx.p.max_in_flight:
+    if s.in_flight() >= ctx.p.max_in_flight:
         return None
     for r in s.fetch_requests:  # one fetch at a time per fetcher
         if r.follower == f and r.broker_epoch == fb.epoch and r.leader_epoch == fb.leader_epoch:
@@ -208,8 +208,8 @@ def _maybe_expand_isr(s: State, ctx: Context, b: int, f: int) -> State:
     """Partition.maybeExpandIsr: propose ISR + f when f is caught up and eligible (KIP-497, KIP-903)."""
     lb = s.brokers[b]
     leo, broker_epoch, _ = lb.followers[f]
-    if f in lb.isr or s.requests_in_flight() >= ctx.p.max_in_flight:
-        return s  # no room: the leader tries again on f's next fetch
+    if f in lb.isr or s.in_flight() + 1 >= ctx.p.max_in_flight:
+        return s  # no room beside the fetch response: the leader tries again on f's next fetch
     if not can_expand_isr(follower_leo=leo, leader_hw=lb.hw, leso=lb.leso,
                           eligible=isr_eligible(s, f, broker_epoch), pending=bool(lb.pending)):
         return s
@@ -232,7 +232,7 @@ def shrink_isr(s: State, ctx: Context, b: int, f: int) -> State | None:
     lb = s.brokers[b]
     if not lb.alive or lb.leader != b or f not in lb.isr or f == b or lb.pending:
         return None
-    if lb.followers[f][0] >= len(lb.log) or s.requests_in_flight() >= ctx.p.max_in_flight:
+    if lb.followers[f][0] >= len(lb.log) or s.in_flight() >= ctx.p.max_in_flight:
         return None  # a follower at the leader's LEO is never out of sync
     followers = list(lb.followers)
     followers[f] = (followers[f][0], followers[f][1], False)  # its last caught-up time is now too old

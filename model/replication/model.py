@@ -67,7 +67,7 @@ class ReplicationModel:
         out: list[Any] = []
         regs = s.controller.brokers
         latest = s.controller.partition.partition_epoch
-        room = s.requests_in_flight() < p.max_in_flight
+        room = s.in_flight() < p.max_in_flight
         h = s.history
         for b, broker in enumerate(s.brokers):
             if not regs[b].fenced:

@@ -170,10 +170,9 @@ class State(NamedTuple):
     ap_responses: tuple[AlterPartitionResponse, ...]
     history: History
 
-    def requests_in_flight(self) -> int:
-        """Fetch and AlterPartition requests: what `max_in_flight` bounds. Responses need no bound
-        of their own: each replaces the request it answers."""
-        return len(self.fetch_requests) + len(self.ap_requests)
+    def in_flight(self) -> int:
+        """Every message in flight, requests and responses: what `max_in_flight` bounds."""
+        return len(self.fetch_requests) + len(self.fetch_responses) + len(self.ap_requests) + len(self.ap_responses)
 
 
 def with_message(messages: tuple, message: object) -> tuple:
