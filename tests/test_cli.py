@@ -240,3 +240,18 @@ def test_console_script() -> None:
     assert_one_line_error(argparse_bad.returncode, argparse_bad.stdout, argparse_bad.stderr, "--max-states")
     ok = subprocess.run([script, "--help"], capture_output=True, text=True)
     assert ok.returncode == 0 and "check" in ok.stdout
+
+
+@pytest.mark.parametrize("workers", ["1", "2", "3"])
+def test_workers_give_the_same_report(capsys: pytest.CaptureFixture[str], workers: str) -> None:
+    code, report = check_json(capsys, "--set", "k=6", "--workers", workers)
+    assert code == 0 and report["workers"] == int(workers)
+    # (k+1)^2 states; generated = 2k(k+1) increments + 1 reset + 1 initial state; depth 2k
+    assert (report["distinct_states"], report["states_generated"], report["depth"]) == (49, 86, 12)
+    code, report = check_json(capsys, "--set", "limit=5", "--workers", workers)
+    assert code == 1 and len(report["violation"]["trace"]) == 6
+
+
+def test_bad_workers_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "check", "--model", "toy", "--workers", "0")
+    assert code == 2 and "--workers" in err and "Traceback" not in err
