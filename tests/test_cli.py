@@ -248,7 +248,7 @@ def test_workers_give_the_same_report(capsys: pytest.CaptureFixture[str], worker
     assert code == 0 and report["workers"] == int(workers)
     # (k+1)^2 states; generated = 2k(k+1) increments + 1 reset + 1 initial state; depth 2k
     assert (report["distinct_states"], report["states_generated"], report["depth"]) == (49, 86, 12)
-    code, report = check_json(capsys, "--set", "limit=5", "--workers", workers)
+    code, report = check_json(capsys, "--set", "k=6", "--set", "limit=5", "--workers", workers)
     assert code == 1 and len(report["violation"]["trace"]) == 6
 
 
