@@ -21,6 +21,7 @@ import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from checker.bfs import state_fingerprint  # the model's own (process-stable) one, else blake2b-8 of encode()
@@ -378,25 +379,58 @@ def summarize(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swar
 @dataclass(frozen=True)
 class ModelSpec:
     """Everything a worker process needs to rebuild the model: its name, the module defining it
-    (so models registered at run time, e.g. by a test, resolve in workers too), config, variant."""
+    (so models registered at run time, e.g. by a test, resolve in workers too), config, variant,
+    and a digest of the code that defines it, so an executor running other kcheck code (an old
+    wheel on a cluster, files edited mid-run) fails loudly instead of walking another model."""
 
     name: str
     config: tuple  # sorted (key, value) pairs: hashable and picklable
     variant: str
     module: str = ""
+    code: str = ""  # code_digest(module) on the driver; "" skips the check
 
     @classmethod
     def of(cls, name: str, config: Mapping[str, Any], variant: str) -> "ModelSpec":
         import model as models
 
-        return cls(name, tuple(sorted(dict(config).items())), variant, models.MODELS.get(name, ""))
+        module = models.MODELS.get(name, "")
+        return cls(name, tuple(sorted(dict(config).items())), variant, module, code_digest(module))
 
     def build(self) -> Model:
         import model as models
 
         if self.module and self.name not in models.MODELS:
             models.MODELS[self.name] = self.module
+        if self.code and code_digest(self.module) != self.code:
+            raise RuntimeError(
+                f"this worker runs different kcheck code for model {self.name!r} than the driver"
+                f" (code digest {code_digest(self.module)[:12]} here, {self.code[:12]} on the driver):"
+                " install the same kcheck version on every executor")
         return models.definition(self.name).build(dict(self.config), self.variant)
+
+
+@lru_cache(maxsize=None)
+def code_digest(module: str) -> str:
+    """SHA-256 over the Python sources of a model's package (or module), the model interface and
+    this walk kernel: what decides where a seeded walk goes. Read through the import system, so
+    it works for code shipped as a zip or wheel (spark-submit --py-files) as for plain files."""
+    import importlib
+    import importlib.util
+    import pkgutil
+
+    names: list[str] = []
+    if module:
+        names.append(module)
+        package = importlib.import_module(module)
+        if hasattr(package, "__path__"):
+            names += sorted(f"{module}.{m.name}" for m in pkgutil.iter_modules(package.__path__))
+    names += ["model.interface", "checker.walks"]
+    digest = hashlib.sha256()
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        source = spec.loader.get_source(name) if spec is not None and spec.loader is not None else None  # type: ignore[attr-defined]
+        digest.update(name.encode() + b"\0" + (source or "").encode() + b"\0")
+    return digest.hexdigest()
 
 
 def walk_ids_of_part(walks_total: int, part: int, parts: int) -> range:

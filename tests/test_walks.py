@@ -358,3 +358,16 @@ def test_replication_bug_found_by_walks_and_shrunk(capsys) -> None:
     assert len(trace) - 1 == v["shrunk_length"]
     prop = next(p for p in m.properties if p.name == variant.expect)
     assert not prop.predicate(trace[-1][1]) and all(prop.predicate(s) for _, s in trace[:-1])
+
+
+def test_a_worker_with_other_code_refuses_to_walk():
+    """The driver's code digest travels in the ModelSpec; a worker whose code differs stops with a
+    message naming the fix instead of walking a different model."""
+    from dataclasses import replace
+
+    from checker.walks import ModelSpec
+
+    spec = ModelSpec.of("replication", {"brokers": 2}, "kafka-4.1")
+    assert len(spec.code) == 64
+    with pytest.raises(RuntimeError, match="different kcheck code.*install the same kcheck version"):
+        replace(spec, code="0" * 64).build()
