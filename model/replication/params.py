@@ -31,7 +31,7 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
                     "min_insync_replicas": 1},
     "default": {},
     # the default plus a lost heartbeat and a lost message: every witness and action, but past
-    # 3 million states (not a five-minute run; see spec/replication.md)
+    # 8 million states (not a five-minute run; see spec/replication.md)
     "faults": {"fences": 1, "losses": 1},
 }
 
