@@ -233,12 +233,7 @@ def explore(
     violation = None
     if outcome == VIOLATION:
         assert bad_fp is not None
-        descriptions = {p.name: p.description for p in model.properties}
-        violation = {
-            "invariant": bad_name,
-            "description": descriptions.get(bad_name, ""),
-            "trace": trace_to(model, parents, bad_fp),
-        }
+        violation = violation_report(model, bad_name, parents, bad_fp)
     queue = 0 if outcome == OK else max(len(frontier) - index, 0) + len(next_level)
     never_enabled, disabled = coverage(model, counts)
     return Result(
@@ -257,6 +252,14 @@ def explore(
         queue=queue,
         reached=reached,
     )
+
+
+def violation_report(model: Model, invariant: str, parents: dict[int, Optional[int]], last_fp: int,
+                     fp_of: Callable[[Any], int] | None = None) -> dict[str, Any]:
+    """`Result.violation`: the broken invariant, its description and a shortest trace to `last_fp`."""
+    descriptions = {p.name: p.description for p in model.properties}
+    return {"invariant": invariant, "description": descriptions.get(invariant, ""),
+            "trace": trace_to(model, parents, last_fp, fp_of)}
 
 
 def trace_to(model: Model, parents: dict[int, Optional[int]], last_fp: int,

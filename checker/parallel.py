@@ -25,7 +25,7 @@ from array import array
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Optional
 
-from checker.bfs import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, state_fingerprint, trace_to
+from checker.bfs import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, state_fingerprint, violation_report
 from model.interface import Model
 
 MASK = (1 << 64) - 1
@@ -175,9 +175,7 @@ def explore_parallel(
     violation = None
     if outcome == VIOLATION:
         assert bad_fp is not None
-        descriptions = {p.name: p.description for p in model.properties}
-        violation = {"invariant": bad_name, "description": descriptions.get(bad_name, ""),
-                     "trace": trace_to(model, parents, bad_fp, fp_of)}
+        violation = violation_report(model, bad_name, parents, bad_fp, fp_of)
     return Result(
         result=outcome,
         distinct_states=len(parents),
