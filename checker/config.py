@@ -12,6 +12,7 @@ Every mistake raises `ConfigError` with one line naming the key, file or allowed
 """
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
@@ -210,4 +211,17 @@ def load_config(
         for text in override_list:
             key, value = parse_override(text)
             _apply(config, definition, {key: value}, f"--set {text}", parse=True)
+    explicit = set(file_values) | {parse_override(text)[0] for text in override_list}
+    _force_variant_settings(config, definition, variant_name, explicit)
     return RunConfig(model_name, definition, variant_name, preset_name, config, path, override_list)
+
+
+def _force_variant_settings(config: dict[str, Any], definition: ModelDefinition, variant: str,
+                            explicit: set[str]) -> None:
+    """A configuration variant (e.g. ELR off) fixes some keys over the preset; a file or --set
+    giving another value for one of them is a contradiction, reported rather than overruled."""
+    for key, value in next(v for v in definition.variants if v.name == variant).settings:
+        if key in explicit and config[key] != value:
+            raise ConfigError(f"variant {variant} sets {key} = {json.dumps(value)}; "
+                              f"the configuration asks for {json.dumps(config[key])}")
+        config[key] = value

@@ -71,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "them), estimate them with HyperLogLog (0.81%% std. error, 16 KiB), or not")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--trace-out", metavar="FILE",
-                        help="write the shortest shrunk counterexample (JSON) to FILE, if any")
+                        help="write the shortest shrunk counterexample as an ITF trace (JSON) to FILE, if any")
     parser.add_argument("--no-shrink", action="store_true", help="report violating walks as found, unshrunk")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -309,16 +309,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         report, found, model = simulate(args)
         if args.trace_out and found:
-            best = min(found, key=lambda rt: (rt[0]["shrunk_length"], rt[0]["invariant"]))[0]
-            document = {"model": report["model"], "variant": report["variant"], "preset": report["preset"],
-                        "config": report["config"], "invariant": best["invariant"], "seed": report["seed"],
-                        "walk_id": best["walk_id"], "trace": best["trace"]}
-            try:
-                with open(args.trace_out, "w", encoding="utf-8") as f:
-                    json.dump(document, f, indent=1)
-                    f.write("\n")
-            except OSError as e:
-                raise ConfigError(f"--trace-out {args.trace_out}: cannot write: {e.strerror or e}") from e
+            from checker import itf
+
+            best, trace = min(found, key=lambda rt: (rt[0]["shrunk_length"], rt[0]["invariant"]))
+            meta = {"model": report["model"], "variant": report["variant"], "preset": report["preset"],
+                    "config": report["config"], "invariant": best["invariant"],
+                    "description": best["description"], "seed": report["seed"], "walk_id": best["walk_id"]}
+            itf.write(args.trace_out, itf.to_itf(model, trace, meta))
     except ConfigError as e:
         print(f"kcheck: error: {' '.join(str(e).splitlines())}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -53,6 +53,11 @@ class Variant:
     bug_id: str = ""
     reference: str = ""
     preset: str = "default"  # the configuration on which the expectation is checked
+    # config values the variant forces (a configuration, not a code change, e.g. ELR off)
+    settings: tuple[tuple[str, Any], ...] = ()
+    # the invariants the expectation is checked with (empty: all); for a story that another
+    # invariant would pre-empt (`kcheck check --invariant`)
+    invariants: tuple[str, ...] = ()
 
 
 class Model(Protocol):

@@ -67,10 +67,14 @@ def test_violation(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert "result:           violation" in out
     assert "counterexample: invariant sum_below_limit violated after 3 step(s)" in out
     assert "  2. IncX()\n     x: 1 -> 2\n  3. IncY()\n     y: 0 -> 1\n" in out  # k=2: x stops at 2
-    saved = json.loads(trace_file.read_text())
-    assert saved["model"] == "toy" and saved["invariant"] == "sum_below_limit"
-    assert saved["config"] == {"k": 2, "limit": 3}
-    assert len(saved["trace"]) == 4 and saved["trace"][0] == {"action": None, "state": {"x": 0, "y": 0}}
+    saved = json.loads(trace_file.read_text())  # an ITF trace (docs/traces.md)
+    meta = saved["#meta"]
+    assert meta["model"] == "toy" and meta["invariant"] == "sum_below_limit"
+    assert meta["config"] == {"k": 2, "limit": 3}
+    assert saved["vars"] == ["x", "y", "mbt::actionTaken"]
+    assert len(saved["states"]) == 4
+    assert saved["states"][0] == {"#meta": {"index": 0}, "mbt::actionTaken": "init", "x": 0, "y": 0}
+    assert saved["states"][3]["mbt::actionTaken"] == "IncY()"
 
 
 def test_json_violation(capsys: pytest.CaptureFixture[str]) -> None:

@@ -226,7 +226,10 @@ def test_cli_violation_is_shrunk(capsys, tmp_path: Path) -> None:
     (v,) = report["violations"]
     assert v["invariant"] == "sum_below_limit" and v["walk_id"] == 0 and v["length"] == 6
     assert v["shrunk_length"] == 6 and v["shortest"] and len(v["trace"]) == 7
-    assert json.loads(out.read_text())["trace"] == v["trace"]
+    states = json.loads(out.read_text())["states"]  # an ITF trace: the same steps as the report's
+    assert [s["mbt::actionTaken"] for s in states] == ["init"] + [step["action"] for step in v["trace"][1:]]
+    assert [{k: x for k, x in s.items() if k not in ("#meta", "mbt::actionTaken")} for s in states] == [
+        step["state"] for step in v["trace"]]
     code = main(["simulate", "--model", "toy", "--quiet", "--set", "limit=2"])
     text = capsys.readouterr().out
     assert code == 1 and "counterexample: invariant sum_below_limit" in text

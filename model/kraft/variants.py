@@ -61,6 +61,15 @@ VARIANTS = (
         reference="KIP-996; KAFKA-15489 (LeaderState check quorum)",
         preset="elections",
     ),
+    Variant(
+        "no-pre-vote-no-check-quorum",
+        "both KIP-996 mechanisms off (Raft as in KRaft before 3.9): an availability variant, every"
+        " safety invariant still holds",
+        expect="holds",
+        bug_id="K9",
+        reference="KIP-996",
+        preset="elections",
+    ),
 )
 
 VARIANT_NAMES = tuple(v.name for v in VARIANTS)
@@ -88,6 +97,7 @@ class Protocol:
             "same-identity-after-disk-loss": cls(directory_id=False),
             "no-pre-vote": cls(pre_vote=False),
             "no-check-quorum": cls(check_quorum=False),
+            "no-pre-vote-no-check-quorum": cls(pre_vote=False, check_quorum=False),
         }
         if variant not in table:
             raise KeyError(f"unknown kraft variant {variant!r}; known: {', '.join(table)}")

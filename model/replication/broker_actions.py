@@ -58,14 +58,26 @@ def isr_eligible(s: State, follower: int, fetched_broker_epoch: int) -> bool:
     return not reg.fenced and not reg.in_controlled_shutdown and reg.epoch == fetched_broker_epoch
 
 
-def waited_for(s: State, b: int, lb: Broker) -> tuple[int, ...]:
+def isr_eligible_without_fencing(s: State, follower: int, fetched_broker_epoch: int) -> bool:
+    """Variant R8 (pre-KIP-841): only the broker epoch is compared, fenced and shutting-down brokers qualify."""
+    return s.controller.brokers[follower].epoch == fetched_broker_epoch
+
+
+def eligible(s: State, ctx: Context, follower: int, fetched_broker_epoch: int) -> bool:
+    if ctx.r.member_fenced_check:
+        return isr_eligible(s, follower, fetched_broker_epoch)
+    return isr_eligible_without_fencing(s, follower, fetched_broker_epoch)
+
+
+def waited_for(s: State, b: int, lb: Broker, ctx: Context | None = None) -> tuple[int, ...]:
     """Replicas outside the maximal ISR that the HW waits for: caught up and ISR-eligible
     (Partition.maybeIncrementLeaderHW, shouldWaitForReplicaToJoinIsr)."""
     leo = len(lb.log)
     maximal = lb.maximal_isr
+    check = isr_eligible if ctx is None or ctx.r.member_fenced_check else isr_eligible_without_fencing
     return tuple(
         f for f, (f_leo, f_epoch, recent) in enumerate(lb.followers)
-        if f != b and f not in maximal and (recent or f_leo == leo) and isr_eligible(s, f, f_epoch)
+        if f != b and f not in maximal and (recent or f_leo == leo) and check(s, f, f_epoch)
     )
 
 
@@ -75,8 +87,10 @@ def leader_progress(s: State, ctx: Context, b: int) -> State:
     if not lb.alive or lb.leader != b:
         return s
     leo = len(lb.log)
-    maximal = lb.maximal_isr
-    caught_up = waited_for(s, b, lb)
+    if ctx.r.hw_maximal_isr:
+        maximal, caught_up = lb.maximal_isr, waited_for(s, b, lb, ctx)
+    else:  # variant R7 (pre-KIP-497): the committed ISR only, a pending expansion is not waited for
+        maximal, caught_up = lb.isr, ()
     hw = leader_hw(
         hw=lb.hw, leader_leo=leo, isr=lb.isr, maximal_isr=maximal, min_isr=ctx.p.min_isr, leader_id=b,
         follower_leo={f: lb.followers[f][0] for f in range(len(s.brokers)) if f != b},
@@ -155,7 +169,9 @@ def send_fetch(s: State, ctx: Context, f: int) -> State | None:
     for resp in s.fetch_responses:
         if resp.follower == f and resp.leader_epoch == fb.leader_epoch:
             return None
-    req = FetchRequest(f, leader, fb.epoch, fb.leader_epoch, len(fb.log), last_epoch(fb.log))
+    # before KIP-101 (variant R1/R2) a Fetch carried no last fetched epoch: no divergence check
+    fetched_epoch = last_epoch(fb.log) if ctx.r.truncate_by_epoch else UNKNOWN
+    req = FetchRequest(f, leader, fb.epoch, fb.leader_epoch, len(fb.log), fetched_epoch)
     return s._replace(fetch_requests=with_message(s.fetch_requests, req))
 
 
@@ -172,30 +188,39 @@ def handle_fetch(s: State, ctx: Context, req: FetchRequest) -> State | None:
     f = req.follower
     if lb.leader != req.leader:
         resp = _fetch_error(req, F_NOT_LEADER)
-    elif req.leader_epoch < lb.leader_epoch:
+    elif ctx.r.fetch_leader_epoch and req.leader_epoch < lb.leader_epoch:
         resp = _fetch_error(req, F_FENCED)
-    elif req.leader_epoch > lb.leader_epoch:
+    elif ctx.r.fetch_leader_epoch and req.leader_epoch > lb.leader_epoch:
         resp = _fetch_error(req, F_UNKNOWN)
     else:
         diverging = fetch_divergence(
-            lb.log, (lb.leader_epoch, lb.leso), fetch_offset=req.fetch_offset, last_fetched_epoch=req.last_fetched_epoch
+            lb.log, (lb.leader_epoch, lb.leso), fetch_offset=req.fetch_offset,
+            last_fetched_epoch=req.last_fetched_epoch, floor_epoch=ctx.r.epoch_lookup_floor,
         )
         if diverging is not None:  # KAFKA-13141: the follower's position is not recorded
             resp = FetchResponse(f, req.leader, req.leader_epoch, req.fetch_offset, F_DIVERGING,
                                  diverging[0], diverging[1], (), lb.hw)
-        elif _stale_broker_epoch(s, f, req.broker_epoch):
+            if not ctx.r.skip_position_on_divergence:  # variant R6
+                s = _record_position(s, ctx, req)
+        elif ctx.r.stale_fetch_check and _stale_broker_epoch(s, f, req.broker_epoch):
             resp = _fetch_error(req, F_NOT_LEADER)
         else:
             resp = FetchResponse(f, req.leader, req.leader_epoch, req.fetch_offset, F_NONE, UNKNOWN, UNKNOWN,
                                  lb.log[req.fetch_offset:], lb.hw)
-            followers = list(lb.followers)
-            caught_up = followers[f][2] or req.fetch_offset >= len(lb.log)  # Replica.lastCaughtUpTimeMs
-            followers[f] = (req.fetch_offset, req.broker_epoch, caught_up)
-            lb = lb._replace(followers=tuple(followers))
-            s = s._replace(brokers=set_broker(s, req.leader, lb))
-            s = _maybe_expand_isr(s, ctx, req.leader, f)
+            s = _record_position(s, ctx, req)
     s = s._replace(fetch_responses=with_message(s.fetch_responses, resp))
     return leader_progress(s, ctx, req.leader)
+
+
+def _record_position(s: State, ctx: Context, req: FetchRequest) -> State:
+    """Partition.updateFollowerFetchState, then maybeExpandIsr."""
+    lb = s.brokers[req.leader]
+    f = req.follower
+    followers = list(lb.followers)
+    caught_up = followers[f][2] or req.fetch_offset >= len(lb.log)  # Replica.lastCaughtUpTimeMs
+    followers[f] = (req.fetch_offset, req.broker_epoch, caught_up)
+    s = s._replace(brokers=set_broker(s, req.leader, lb._replace(followers=tuple(followers))))
+    return _maybe_expand_isr(s, ctx, req.leader, f)
 
 
 def _stale_broker_epoch(s: State, f: int, broker_epoch: int) -> bool:
@@ -211,7 +236,8 @@ def _maybe_expand_isr(s: State, ctx: Context, b: int, f: int) -> State:
     if f in lb.isr or s.in_flight() + 1 >= ctx.p.max_in_flight:
         return s  # no room beside the fetch response: the leader tries again on f's next fetch
     if not can_expand_isr(follower_leo=leo, leader_hw=lb.hw, leso=lb.leso,
-                          eligible=isr_eligible(s, f, broker_epoch), pending=bool(lb.pending)):
+                          eligible=eligible(s, ctx, f, broker_epoch), pending=bool(lb.pending),
+                          check_leso=ctx.r.check_leso):
         return s
     proposed = tuple(sorted(lb.isr + (f,)))
     return _send_alter_partition(s, b, lb, proposed)

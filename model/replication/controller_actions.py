@@ -68,7 +68,7 @@ def handle_alter_partition(s: State, ctx: Context, req: AlterPartitionRequest) -
         current, s.controller.brokers, broker_id=req.leader, broker_epoch=req.broker_epoch,
         leader_epoch=req.leader_epoch, partition_epoch=req.partition_epoch, new_isr=req.new_isr,
         recovering=req.recovering, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr,
-        check_member_epochs=ctx.r.member_broker_epochs,
+        check_member_epochs=ctx.r.member_broker_epochs, check_member_fenced=ctx.r.member_fenced_check,
     )
     written = write(s, ctx, change)
     if written is None:

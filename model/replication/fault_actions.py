@@ -84,7 +84,7 @@ def restart(s: State, ctx: Context, b: int) -> State | None:
     if not broker.clean:
         change = rules.handle_broker_unclean_shutdown(
             s.controller.partition, regs, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr,
-            unclean_election=ctx.p.unclean,
+            unclean_election=ctx.p.unclean, remove_from_elr=ctx.r.unclean_shutdown_leaves_elr,
         )
         s = write(s, ctx, change)
         if s is None:

@@ -49,8 +49,13 @@ def _epoch_cache(log: tuple[LogEntry, ...], current: tuple[int, int] | None = No
     return tuple(cache)
 
 
-def _end_offset_for(cache: tuple[tuple[int, int], ...], requested: int, log_end_offset: int) -> tuple[int, int]:
-    """LeaderEpochFileCache.endOffsetFor over explicit cache entries (sorted by epoch)."""
+def _end_offset_for(cache: tuple[tuple[int, int], ...], requested: int, log_end_offset: int,
+                    floor_epoch: bool = True) -> tuple[int, int]:
+    """LeaderEpochFileCache.endOffsetFor over explicit cache entries (sorted by epoch).
+
+    floor_epoch=False is variant R3 (pre-KIP-279): the answer names the requested epoch itself
+    with the start of the first larger epoch, so the follower cannot see that its epoch is
+    unknown to the leader."""
     if requested == UNDEFINED_EPOCH:
         return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
     if cache and cache[-1][0] == requested:
@@ -58,6 +63,8 @@ def _end_offset_for(cache: tuple[tuple[int, int], ...], requested: int, log_end_
     higher = next((e for e in cache if e[0] > requested), None)
     if higher is None:
         return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
+    if not floor_epoch:
+        return requested, higher[1]
     floor = None
     for e in cache:
         if e[0] <= requested:
@@ -68,7 +75,7 @@ def _end_offset_for(cache: tuple[tuple[int, int], ...], requested: int, log_end_
 
 
 def end_offset_for_epoch(
-    log: tuple[LogEntry, ...], epoch: int, current: tuple[int, int] | None = None
+    log: tuple[LogEntry, ...], epoch: int, current: tuple[int, int] | None = None, floor_epoch: bool = True
 ) -> tuple[int, int]:
     """LeaderEpochFileCache.endOffsetFor: (largest known epoch <= `epoch`, its end offset).
 
@@ -79,8 +86,9 @@ def end_offset_for_epoch(
     - no cached epoch is larger than `epoch` (incl. an empty cache): (-1, -1);
     - `epoch` is below every cached epoch: (epoch, start offset of the first cached epoch);
     - else (largest cached epoch <= `epoch`, start offset of the first cached epoch > `epoch`).
+    floor_epoch=False is variant R3 (see _end_offset_for).
     """
-    return _end_offset_for(_epoch_cache(log, current), epoch, len(log))
+    return _end_offset_for(_epoch_cache(log, current), epoch, len(log), floor_epoch)
 
 
 def fetch_divergence(
@@ -89,6 +97,7 @@ def fetch_divergence(
     *,
     fetch_offset: int,
     last_fetched_epoch: int,
+    floor_epoch: bool = True,
 ) -> tuple[int, int] | None:
     """Partition.readRecords (fetchRecords from a follower): the diverging (epoch, end offset), or None.
 
@@ -99,10 +108,11 @@ def fetch_divergence(
     If the end offset cannot be determined ((-1, -1): a last fetched epoch larger than any the
     leader knows) Kafka fails the fetch with OFFSET_OUT_OF_RANGE; this function then returns
     OFFSET_OUT_OF_RANGE == (-1, -1), which the caller must not send as a diverging epoch.
+    floor_epoch=False is variant R3 (the leader's lookup of end_offset_for_epoch).
     """
     if last_fetched_epoch < 0:
         return None
-    epoch, end = end_offset_for_epoch(leader_log, last_fetched_epoch, current)
+    epoch, end = end_offset_for_epoch(leader_log, last_fetched_epoch, current, floor_epoch)
     if end == UNDEFINED_EPOCH_OFFSET or epoch == UNDEFINED_EPOCH:
         return OFFSET_OUT_OF_RANGE
     if fetch_offset < 0:  # below the log start offset (0): also OFFSET_OUT_OF_RANGE

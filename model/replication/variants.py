@@ -15,6 +15,17 @@ VARIANTS = (
         reference="KIP-101",
     ),
     Variant(
+        "truncate-to-hw-diverge",
+        "R1's rules (truncate to the own HW, Fetch without a last fetched epoch) seen through log matching: "
+        "a replica that dropped a committed record is elected and writes another at that offset, the old "
+        "leader truncates only to its HW and keeps the first: the logs differ below both HWs",
+        expect="log_matching",
+        bug_id="R2",
+        reference="KIP-101",
+        preset="two-values",
+        invariants=("log_matching",),
+    ),
+    Variant(
         "hw-ignores-min-isr",
         "the leader advances the HW while the committed ISR is below min.insync.replicas",
         expect="candidate_completeness",
@@ -27,6 +38,90 @@ VARIANTS = (
         expect="candidate_completeness",
         bug_id="R9",
         reference="KIP-903, KAFKA-14139",
+    ),
+    Variant(
+        "epoch-lookup-first-larger",
+        "OffsetsForLeaderEpoch answers (asked epoch, start of the next larger epoch) instead of (largest "
+        "epoch <= asked, its end offset): a follower keeps a suffix of an epoch the leader never had (pre-KIP-279)",
+        expect="log_matching",
+        bug_id="R3",
+        reference="KIP-279, LeaderEpochFileCache.endOffsetFor",
+        preset="epoch-lookup",
+    ),
+    Variant(
+        "no-current-epoch-in-fetch",
+        "the leader serves a Fetch whatever leader epoch it carries (no FENCED_LEADER_EPOCH / "
+        "UNKNOWN_LEADER_EPOCH): an old-epoch follower counts toward the HW, a zombie leader drives truncation (pre-KIP-320)",
+        expect="candidate_completeness",
+        bug_id="R4",
+        reference="KIP-320, Partition.fetchRecords (validateCurrentLeaderEpoch)",
+        preset="two-values",
+    ),
+    Variant(
+        "isr-expand-without-leso",
+        "the leader adds a follower to the ISR once its LEO reaches the HW, even below the leader epoch start offset",
+        expect="candidate_completeness",
+        bug_id="R5",
+        reference="Partition.isFollowerInSync (leaderEpochStartOffsetOpt)",
+    ),
+    Variant(
+        "record-fetch-on-divergence",
+        "the leader records a follower's fetch offset even when it answers divergingEpoch",
+        expect="candidate_completeness",
+        bug_id="R6",
+        reference="KAFKA-13141, Partition.fetchRecords",
+        preset="two-values",
+    ),
+    Variant(
+        "hw-without-maximal-isr",
+        "the HW waits only for the committed ISR, not for a member an in-flight AlterPartition adds (pre-KIP-497)",
+        expect="candidate_completeness",
+        bug_id="R7",
+        reference="KIP-497 (maximal ISR), Partition.maybeIncrementLeaderHW",
+        preset="smoke",
+    ),
+    Variant(
+        "fenced-may-join-isr",
+        "a fenced or shutting-down broker is ISR-eligible, at the leader and at the controller (pre-KIP-841)",
+        expect="structural",
+        bug_id="R8",
+        reference="KIP-841, ReplicationControlManager.validateAlterPartitionData, Partition.isReplicaIsrEligible",
+        preset="smoke",
+    ),
+    Variant(
+        "accept-stale-broker-epoch-fetch",
+        "the leader takes a Fetch from a follower's previous incarnation (older broker epoch) as its position",
+        expect="candidate_completeness",
+        bug_id="R10",
+        reference="KAFKA-15221, Replica.updateFetchStateOrThrow",
+        preset="stale-fetch",
+    ),
+    Variant(
+        "no-elr",
+        "Kafka 3.x: eligible leader replicas off, the last ISR member stays in the ISR when it fails; it "
+        "loses committed records in a crash, is re-elected and the others truncate to it (a configuration: elr_enabled = false)",
+        expect="candidate_completeness",
+        bug_id="R11",
+        reference="KIP-966 (last replica standing)",
+        preset="last-replica-standing",
+        settings=(("elr_enabled", False),),
+    ),
+    Variant(
+        "unclean-restart-keeps-elr",
+        "a broker that restarts after an unclean shutdown stays in the ELR (and may enter it) and can be elected from it",
+        expect="candidate_completeness",
+        bug_id="R13",
+        reference="KIP-966, KAFKA-15586, ReplicationControlManager.handleBrokerUncleanShutdown",
+    ),
+    Variant(
+        "unclean-election",
+        "unclean.leader.election.enable = true: an out-of-sync replica may be elected and acked data is lost, "
+        "by design (a configuration)",
+        expect="candidate_completeness",
+        bug_id="R17",
+        reference="unclean.leader.election.enable, PartitionChangeBuilder (UNCLEAN election)",
+        settings=(("unclean_leader_election", True),),
+        preset="smoke",
     ),
     Variant(
         "response-before-metadata",
@@ -56,19 +151,42 @@ VARIANTS = (
 class Rules:
     """The switches the actions consult; all True is Kafka 4.1."""
 
-    truncate_by_epoch: bool = True  # KIP-101: never truncate to the HW
+    truncate_by_epoch: bool = True  # KIP-101: never truncate to the HW; Fetch carries the last epoch
     strict_min_isr: bool = True  # KIP-966: no HW advance below min ISR
     member_broker_epochs: bool = True  # KIP-903: AlterPartition carries member broker epochs
     metadata_before_response: bool = True  # timing assumption H1, see spec/replication.md
     no_fence_with_stale_fetch: bool = True  # timing assumption H2, see spec/replication.md
+    epoch_lookup_floor: bool = True  # KIP-279: answer (largest epoch <= asked, its end offset)
+    fetch_leader_epoch: bool = True  # KIP-320: Fetch carries the current leader epoch, checked
+    check_leso: bool = True  # ISR expansion needs LEO >= leader epoch start offset
+    skip_position_on_divergence: bool = True  # KAFKA-13141: no follower position on divergingEpoch
+    hw_maximal_isr: bool = True  # KIP-497: the HW waits for the maximal ISR
+    member_fenced_check: bool = True  # KIP-841: fenced / shutting-down brokers are ISR-ineligible
+    stale_fetch_check: bool = True  # KAFKA-15221: a Fetch with an old broker epoch is refused
+    unclean_shutdown_leaves_elr: bool = True  # KAFKA-15586: unclean shutdown removes from the ELR
 
     @classmethod
     def of(cls, variant: str) -> "Rules":
-        return {
+        table = {
             "kafka-4.1": cls(),
             "truncate-to-hw": cls(truncate_by_epoch=False),
+            "truncate-to-hw-diverge": cls(truncate_by_epoch=False),
             "hw-ignores-min-isr": cls(strict_min_isr=False),
             "no-broker-epoch-in-alter-partition": cls(member_broker_epochs=False),
             "response-before-metadata": cls(metadata_before_response=False),
             "fence-with-stale-fetch-queued": cls(no_fence_with_stale_fetch=False),
-        }[variant]
+            "epoch-lookup-first-larger": cls(epoch_lookup_floor=False),
+            "no-current-epoch-in-fetch": cls(fetch_leader_epoch=False),
+            "isr-expand-without-leso": cls(check_leso=False),
+            "record-fetch-on-divergence": cls(skip_position_on_divergence=False),
+            "hw-without-maximal-isr": cls(hw_maximal_isr=False),
+            "fenced-may-join-isr": cls(member_fenced_check=False),
+            "accept-stale-broker-epoch-fetch": cls(stale_fetch_check=False),
+            "unclean-restart-keeps-elr": cls(unclean_shutdown_leaves_elr=False),
+            # configuration variants: Kafka 4.1's rules under a configuration the variant forces
+            "no-elr": cls(),
+            "unclean-election": cls(),
+        }
+        if variant not in table:
+            raise KeyError(f"unknown replication variant {variant!r}; known: {', '.join(table)}")
+        return table[variant]
