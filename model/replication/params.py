@@ -34,10 +34,10 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     "two-values": {"brokers": 2, "values": 2, "max_leader_epoch": 1, "max_partition_epoch": 2,
                    "crashes": 1, "lossy_crashes": 1, "fences": 1, "losses": 1, "max_in_flight": 2,
                    "min_insync_replicas": 1},
-    # three leader epochs over three brokers, three values, two fencings, one message in flight:
+    # three leader epochs over three brokers, three values, two crashes, one message in flight:
     # a follower can hold an epoch its new leader never had
     "epoch-lookup": {"brokers": 3, "values": 3, "max_leader_epoch": 2, "max_partition_epoch": 2,
-                     "crashes": 0, "lossy_crashes": 0, "fences": 2, "losses": 0, "max_in_flight": 1,
+                     "crashes": 2, "lossy_crashes": 0, "fences": 0, "losses": 0, "max_in_flight": 1,
                      "min_insync_replicas": 1},
     # two brokers, min ISR 2, one fencing and one (lossy) crash: the follower leaves the ISR, then
     # the last ISR member loses its unflushed records

@@ -22,7 +22,7 @@ VARIANTS = (
         expect="log_matching",
         bug_id="R2",
         reference="KIP-101",
-        preset="two-values",
+        preset="epoch-lookup",
         invariants=("log_matching",),
     ),
     Variant(
