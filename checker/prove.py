@@ -1,0 +1,172 @@
+"""`kcheck prove`: Z3 proofs over the symbolic encoding of a model (checker/symbolic/).
+
+  kcheck prove [CONFIG.toml] [--model kraft] [--variant NAME] [--preset NAME] [--set K=V]...
+               [--size N] [--invariant NAME]... [--bmc K] [--timeout S] [--all-actions] [--json]
+               [--trace-out FILE]
+
+Without --bmc: induction. The invariants (default: election_safety and log_matching, the ones
+with a shipped strengthening) and their lemmas (spec/proofs.md) must hold initially and be preserved by
+every action; a failure prints the counterexample to induction (CTI) as a state and the action
+that breaks the named conjunct. With --bmc K: bounded model checking to depth K; a violation is
+printed as a trace and written to --trace-out as ITF.
+
+Exit codes as `kcheck check`: 0 proved (or, with --bmc, no violation within K steps); 1 a CTI,
+a BMC violation, or a vacuous proof; 2 bad input; 3 unknown (a Z3 timeout or incompleteness,
+never reported as proved).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from checker.config import ConfigError, RunConfig
+
+EXIT = {"proved": 0, "ok": 0, "cti": 1, "violation": 1, "vacuous": 1, "unknown": 3}
+
+
+class _Label:
+    """The step-0 label of a rendered CTI (render_text prints repr of the action)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from checker.cli import _positive_int, add_config_arguments
+
+    add_config_arguments(parser)
+    parser.add_argument("--size", type=_positive_int, metavar="N",
+                        help="number of voters (overrides the config's `voters`; any N, beyond BFS's range)")
+    parser.add_argument("--invariant", action="append", default=[], metavar="NAME",
+                        help="an invariant to prove (repeatable; default: election_safety, log_matching)")
+    parser.add_argument("--bmc", type=_positive_int, metavar="K", help="bounded model checking to depth K")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                        help="seconds per Z3 query (induction) or in all (BMC); past it: unknown, exit 3")
+    parser.add_argument("--all-actions", action="store_true",
+                        help="check every action instance, not one per orbit of voter renamings")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument("--trace-out", metavar="FILE", help="with --bmc: write a violation as an ITF trace")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
+    from checker.cli import run_config
+    from checker.symbolic.kraft_inv import DEFAULT_TARGETS, INVARIANTS
+    from checker.symbolic.kraft_next import Ctx
+    from model.kraft.params import Params
+
+    if args.model is None and args.config_file is None:
+        args.model = "kraft"  # the one model with a symbolic encoding
+    rc = run_config(args)
+    if rc.model != "kraft":
+        raise ConfigError(f"kcheck prove encodes --model kraft only; {rc.model} has no symbolic encoding yet")
+    if args.timeout <= 0:
+        raise ConfigError(f"--timeout must be positive, got {args.timeout}")
+    config = dict(rc.config)
+    if args.size is not None:
+        config["voters"] = args.size
+    targets = list(args.invariant) or list(DEFAULT_TARGETS)
+    for name in targets:
+        if name not in INVARIANTS:
+            raise ConfigError(f"unknown invariant {name!r} (kraft invariants: {', '.join(INVARIANTS)})")
+    ctx = Ctx.of(Params.from_config(config), rc.variant)
+    model = rc.definition.build(config, rc.variant)
+    return rc, ctx, model, targets
+
+
+def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = None) -> str:
+    from checker.render import render_text
+
+    try:
+        return render_text(model, trace, invariant)
+    except Exception:  # a CTI state outside the model's domains (no lemma bounds it)
+        return "\n".join(f"  {k}. {a!r}: {s!r}" for k, (a, s) in enumerate(trace))
+
+
+def run(args: argparse.Namespace) -> int:
+    rc, ctx, model, targets = _setup(args)
+    if args.trace_out and not args.bmc:
+        raise ConfigError("--trace-out needs --bmc (a CTI is not a trace from the initial state)")
+    report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
+                              "config": {**dict(rc.config), "voters": ctx.n}, "invariants": targets}
+    if args.bmc:
+        text = _run_bmc(args, rc, ctx, model, targets, report)
+    else:
+        text = _run_induction(args, ctx, model, targets, report)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(text)
+    return EXIT[report["result"]]
+
+
+def _run_induction(args: argparse.Namespace, ctx: Any, model: Any, targets: list[str], report: dict[str, Any]) -> str:
+    from checker.render import trace_json
+    from checker.symbolic.induction import conjuncts_for, prove
+
+    def progress(c: Any) -> None:
+        if not args.quiet:
+            print(f"kcheck: {c.what}: {c.answer} ({c.seconds:.2f}s)", file=sys.stderr, flush=True)
+
+    t0 = time.monotonic()
+    o = prove(ctx, targets, timeout_s=args.timeout, symmetric=not args.all_actions, progress=progress)
+    wall = time.monotonic() - t0
+    lemmas = [n for n in conjuncts_for(targets) if n not in targets]
+    report.update({"mode": "induction", "result": o.result, "lemmas": lemmas, "queries": len(o.checks),
+                   "seconds": round(wall, 3), "solver_seconds": round(o.seconds, 3),
+                   "never_enabled": o.never_enabled, "reason": o.reason, "cti": None})
+    lines = [f"model:      {report['model']}", f"variant:    {report['variant']}",
+             f"voters:     {ctx.n}", f"invariants: {', '.join(targets)}",
+             f"lemmas:     {', '.join(lemmas) or 'none'}", f"result:     {o.result}" + (f" ({o.reason})" if o.reason else ""),
+             f"queries:    {len(o.checks)}", f"seconds:    {wall:.2f} ({o.seconds:.2f} in Z3)"]
+    if o.never_enabled:
+        lines.append(f"never enabled under Inv: {', '.join(o.never_enabled)}")
+    if o.cti is not None:
+        cti = o.cti
+        label = _Label("a state satisfying Inv (not necessarily reachable)")
+        trace = [(label, cti.pre)] if cti.action is None else [(label, cti.pre), (cti.action, cti.post)]
+        report["cti"] = {"conjunct": cti.conjunct, "action": None if cti.action is None else repr(cti.action),
+                         "trace": trace_json(model, [(None, cti.pre)] + ([(cti.action, cti.post)] if cti.action else []))}
+        if cti.action is None:
+            lines += ["", f"the initial state violates {cti.conjunct}:", _render(model, [(_Label('initial state'), cti.pre)])]
+        else:
+            lines += ["", f"counterexample to induction: {cti.conjunct} is not preserved by {cti.action!r}",
+                      _render(model, trace, None),
+                      f"  {cti.conjunct} holds before step 1 and fails after it"]
+    return "\n".join(lines)
+
+
+def _run_bmc(args: argparse.Namespace, rc: RunConfig, ctx: Any, model: Any, targets: list[str],
+             report: dict[str, Any]) -> str:
+    from checker import itf
+    from checker.render import trace_json
+    from checker.symbolic.bmc import EncodingDrift, bmc
+
+    def progress(k: int, seconds: float) -> None:
+        if not args.quiet:
+            print(f"kcheck: depth {k} checked ({seconds:.2f}s)", file=sys.stderr, flush=True)
+
+    try:
+        o = bmc(ctx, model, targets, args.bmc, timeout_s=args.timeout, progress=progress)
+    except EncodingDrift as e:
+        raise ConfigError(f"internal error: the symbolic encoding drifted from the model: {e}") from e
+    report.update({"mode": "bmc", "result": o.result, "bound": args.bmc, "depth_checked": o.depth,
+                   "seconds": round(o.seconds, 3), "violation": None})
+    lines = [f"model:      {report['model']}", f"variant:    {report['variant']}", f"voters:     {ctx.n}",
+             f"invariants: {', '.join(targets)}", f"bmc bound:  {args.bmc}",
+             f"result:     {o.result}" + (" (no violation within the bound)" if o.result == "ok" else ""),
+             f"depth checked: {o.depth}", f"seconds:    {o.seconds:.2f}"]
+    if o.trace:
+        report["violation"] = {"invariant": o.invariant, "trace": trace_json(model, o.trace)}
+        lines += ["", f"counterexample: invariant {o.invariant} violated after {len(o.trace) - 1} step(s)",
+                  _render(model, o.trace, o.invariant)]
+        if args.trace_out:
+            doc = itf.to_itf(model, o.trace, itf.run_meta(rc, invariant=o.invariant, engine="bmc"))
+            itf.write(args.trace_out, doc)
+    return "\n".join(lines)
