@@ -23,7 +23,7 @@ CONFIG_KEYS = (
     ConfigKey("faults", int, 1, "budget of fault events of all kinds together (each kind also has its own)", 0, 10),
     ConfigKey("restarts", int, 1, "budget of crash-restarts that keep the disk", 0, 5),
     ConfigKey("disk_losses", int, 1, "budget of crash-restarts that lose the whole disk (log and quorum-state)", 0, 3),
-    ConfigKey("partitions", int, 1, "budget of network links cut (a cut link holds its messages until healed)", 0, 5),
+    ConfigKey("partitions", int, 1, "budget of network links cut (no new request crosses a cut link until healed)", 0, 5),
     ConfigKey("losses", int, 1, "budget of messages lost in flight", 0, 10),
     ConfigKey("timeouts", int, -1,
               "budget of timer expirations (election, fetch and check-quorum timeouts together); -1: no bound",
