@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence, TextIO
 from checker.bfs import Progress, Result, explore
 from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, load_config, load_definition
 from checker.render import render_text, trace_json
+from checker.selection import select_invariants
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -105,8 +106,11 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser)
     parser.add_argument("--max-states", type=_positive_int, metavar="N",
                         help="stop after N distinct states; the result is then 'incomplete' (exit 3)")
+    parser.add_argument("--invariant", dest="invariants", action="append", default=[], metavar="NAME",
+                        help="check only this invariant (repeatable; default: every invariant)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    parser.add_argument("--trace-out", metavar="FILE", help="write the counterexample (JSON) to FILE, if any")
+    parser.add_argument("--trace-out", metavar="FILE",
+                        help="write the counterexample as an ITF trace (JSON) to FILE, if any; see docs/traces.md")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 (result 'vacuous') if a sometimes-property is unreached or an action never enabled")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -140,6 +144,7 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str) -> dict[str,
         "config_file": rc.file,
         "config": dict(rc.config),
         "result": result,
+        "invariants": [p.name for p in model.properties if p.kind == "always"],
         "distinct_states": r.distinct_states,
         "states_generated": r.states_generated,
         "depth": r.depth,
@@ -202,7 +207,7 @@ def _run_check(args: argparse.Namespace) -> int:
         folder = os.path.dirname(os.path.abspath(args.trace_out))
         if not os.path.isdir(folder):
             raise ConfigError(f"--trace-out {args.trace_out}: directory {folder} does not exist")
-    model = rc.build()
+    model = select_invariants(rc.build(), args.invariants)
     progress = None if args.quiet else _progress_printer(sys.stderr)
     r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers)
 
@@ -221,15 +226,11 @@ def _run_check(args: argparse.Namespace) -> int:
         for kind in r.never_enabled:
             print(f"kcheck: WARNING: action {kind} was never enabled", file=sys.stderr)
 
-    if args.trace_out and report["violation"] is not None:
-        document = {"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config),
-                    "invariant": report["violation"]["invariant"], "trace": report["violation"]["trace"]}
-        try:
-            with open(args.trace_out, "w", encoding="utf-8") as f:
-                json.dump(document, f, indent=1)
-                f.write("\n")
-        except OSError as e:
-            raise ConfigError(f"--trace-out {args.trace_out}: cannot write: {e.strerror or e}") from e
+    if args.trace_out and r.violation is not None:
+        from checker import itf
+
+        meta = itf.run_meta(rc, invariant=r.violation["invariant"], description=r.violation["description"])
+        itf.write(args.trace_out, itf.to_itf(model, r.violation["trace"], meta))
 
     return {"ok": EXIT_OK, "violation": EXIT_VIOLATION, "vacuous": EXIT_VIOLATION}.get(result, EXIT_INCOMPLETE)
 
@@ -318,6 +319,9 @@ COMMANDS: dict[str, Command] = {
                      _check_arguments, _run_check),
     "list": Command("list models, variants, properties, config keys and presets", _list_arguments, _run_list),
     "simulate": Command.from_module("checker.simulate", "random walks, locally or on Spark"),
+    "prove": Command.from_module("checker.prove", "Z3: inductive invariants and bounded model checking"),
+    "replay": Command.from_module("checker.replay", "validate a trace (ITF JSON) step by step against a model"),
+    "gate": Command.from_module("checker.gate", "run a gate file: every row's expected outcome, for CI"),
 }
 
 

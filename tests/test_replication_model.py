@@ -134,6 +134,6 @@ def test_default_passes_with_only_its_documented_gaps():
     this size"). A model change that makes anything else unreachable fails here."""
     result = explore(build("default"), workers=2)
     assert result.result == "ok"
-    assert result.distinct_states == 972_803 and result.depth == 39
+    assert result.distinct_states == 901_591 and result.depth == 39
     assert result.unreached == ["leaderless"]
     assert result.never_enabled == [] and result.disabled == {"DropMessage": "losses = 0"}

@@ -188,9 +188,9 @@ def handle_fetch(s: State, ctx: Context, req: FetchRequest) -> State | None:
     f = req.follower
     if lb.leader != req.leader:
         resp = _fetch_error(req, F_NOT_LEADER)
-    elif ctx.r.fetch_leader_epoch and req.leader_epoch < lb.leader_epoch:
+    elif req.leader_epoch < lb.leader_epoch:
         resp = _fetch_error(req, F_FENCED)
-    elif ctx.r.fetch_leader_epoch and req.leader_epoch > lb.leader_epoch:
+    elif req.leader_epoch > lb.leader_epoch:
         resp = _fetch_error(req, F_UNKNOWN)
     else:
         diverging = fetch_divergence(
@@ -208,7 +208,9 @@ def handle_fetch(s: State, ctx: Context, req: FetchRequest) -> State | None:
             resp = FetchResponse(f, req.leader, req.leader_epoch, req.fetch_offset, F_NONE, UNKNOWN, UNKNOWN,
                                  lb.log[req.fetch_offset:], lb.hw)
             s = _record_position(s, ctx, req)
-    s = s._replace(fetch_responses=with_message(s.fetch_responses, resp))
+    fb = s.brokers[f]
+    if fb.alive and fb.epoch == req.broker_epoch:  # else the sender's connection died with it
+        s = s._replace(fetch_responses=with_message(s.fetch_responses, resp))
     return leader_progress(s, ctx, req.leader)
 
 

@@ -49,15 +49,6 @@ VARIANTS = (
         preset="epoch-lookup",
     ),
     Variant(
-        "no-current-epoch-in-fetch",
-        "the leader serves a Fetch whatever leader epoch it carries (no FENCED_LEADER_EPOCH / "
-        "UNKNOWN_LEADER_EPOCH): an old-epoch follower counts toward the HW, a zombie leader drives truncation (pre-KIP-320)",
-        expect="candidate_completeness",
-        bug_id="R4",
-        reference="KIP-320, Partition.fetchRecords (validateCurrentLeaderEpoch)",
-        preset="two-values",
-    ),
-    Variant(
         "isr-expand-without-leso",
         "the leader adds a follower to the ISR once its LEO reaches the HW, even below the leader epoch start offset",
         expect="candidate_completeness",
@@ -157,7 +148,6 @@ class Rules:
     metadata_before_response: bool = True  # timing assumption H1, see spec/replication.md
     no_fence_with_stale_fetch: bool = True  # timing assumption H2, see spec/replication.md
     epoch_lookup_floor: bool = True  # KIP-279: answer (largest epoch <= asked, its end offset)
-    fetch_leader_epoch: bool = True  # KIP-320: Fetch carries the current leader epoch, checked
     check_leso: bool = True  # ISR expansion needs LEO >= leader epoch start offset
     skip_position_on_divergence: bool = True  # KAFKA-13141: no follower position on divergingEpoch
     hw_maximal_isr: bool = True  # KIP-497: the HW waits for the maximal ISR
@@ -176,7 +166,6 @@ class Rules:
             "response-before-metadata": cls(metadata_before_response=False),
             "fence-with-stale-fetch-queued": cls(no_fence_with_stale_fetch=False),
             "epoch-lookup-first-larger": cls(epoch_lookup_floor=False),
-            "no-current-epoch-in-fetch": cls(fetch_leader_epoch=False),
             "isr-expand-without-leso": cls(check_leso=False),
             "record-fetch-on-divergence": cls(skip_position_on_divergence=False),
             "hw-without-maximal-isr": cls(hw_maximal_isr=False),
