@@ -4,8 +4,8 @@
                [--size N] [--invariant NAME]... [--bmc K] [--timeout S] [--all-actions] [--json]
                [--trace-out FILE]
 
-Without --bmc: induction. The invariants (default: election_safety and log_matching, the ones
-with a shipped strengthening) and their lemmas (spec/proofs.md) must hold initially and be preserved by
+Without --bmc: induction. The invariants (default: election_safety, log_matching and
+leader_completeness) and their lemmas (spec/proofs.md) must hold initially and be preserved by
 every action; a failure prints the counterexample to induction (CTI) as a state and the action
 that breaks the named conjunct. With --bmc K: bounded model checking to depth K; a violation is
 printed as a trace and written to --trace-out as ITF.
@@ -44,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", type=_positive_int, metavar="N",
                         help="number of voters (overrides the config's `voters`; any N, beyond BFS's range)")
     parser.add_argument("--invariant", action="append", default=[], metavar="NAME",
-                        help="an invariant to prove (repeatable; default: election_safety, log_matching)")
+                        help="an invariant to prove (repeatable; default: election_safety, log_matching,"
+                             " leader_completeness)")
     parser.add_argument("--bmc", type=_positive_int, metavar="K", help="bounded model checking to depth K")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
                         help="seconds per Z3 query (induction) or in all (BMC); past it: unknown, exit 3")
@@ -131,14 +132,23 @@ def _run_induction(args: argparse.Namespace, ctx: Any, model: Any, targets: list
         cti = o.cti
         label = _Label("a state satisfying Inv (not necessarily reachable)")
         trace = [(label, cti.pre)] if cti.action is None else [(label, cti.pre), (cti.action, cti.post)]
+        try:
+            steps = trace_json(model, [(None, cti.pre)] + ([(cti.action, cti.post)] if cti.action else []))
+        except Exception:  # a CTI state outside the model's domains (no lemma bounds it)
+            steps = [{"action": None, "state": repr(cti.pre)}] + (
+                [{"action": repr(cti.action), "state": repr(cti.post)}] if cti.action else [])
         report["cti"] = {"conjunct": cti.conjunct, "action": None if cti.action is None else repr(cti.action),
-                         "trace": trace_json(model, [(None, cti.pre)] + ([(cti.action, cti.post)] if cti.action else []))}
+                         "trace": steps}
         if cti.action is None:
             lines += ["", f"the initial state violates {cti.conjunct}:", _render(model, [(_Label('initial state'), cti.pre)])]
         else:
             lines += ["", f"counterexample to induction: {cti.conjunct} is not preserved by {cti.action!r}",
                       _render(model, trace, None),
                       f"  {cti.conjunct} holds before step 1 and fails after it"]
+            if cti.ghosts:
+                lines.append(f"  ghosts of state 0, at epochs 0..{ctx.p.max_epoch}:")
+                lines += [f"     {k}: {v}" for k, v in cti.ghosts.items()]
+                report["cti"]["ghosts"] = cti.ghosts
     return "\n".join(lines)
 
 

@@ -119,9 +119,10 @@ def test_cli_bmc_json(capsys):
     assert rc == 0 and out["result"] == "ok" and out["mode"] == "bmc" and out["config"]["voters"] == 1
 
 
-def test_kraft_three_voters_proves_election_safety_and_log_matching():
+def test_kraft_three_voters_proves_election_safety_log_matching_and_leader_completeness():
     """The shipped strengthening is inductive on the default configuration (3 voters, faults),
     with every action enabled in some Inv state."""
+    assert "leader_completeness" in kraft_inv.DEFAULT_TARGETS
     ctx, _ = ctx_of("default")
     o = prove(ctx, kraft_inv.DEFAULT_TARGETS, timeout_s=120)
     assert o.result == PROVED, (o.reason, o.cti and (o.cti.conjunct, o.cti.action))
@@ -143,3 +144,72 @@ def test_spec_proofs_names_every_lemma_and_invariant():
     text = (Path(__file__).resolve().parents[1] / "spec" / "proofs.md").read_text()
     names = list(kraft_inv.LEMMAS) + list(kraft_inv.INVARIANTS)
     assert [n for n in names if f"`{n}`" not in text] == []
+
+
+@pytest.mark.parametrize("variant,preset,action,lemma", [
+    ("commit-by-count", "figure8", A.HandleFetchRequest(0, 1), "committed_quorum"),
+    ("vote-without-log-check", "elections", A.HandleVoteRequest(0, 1), "vote_snapshot"),
+])
+def test_k1_k2_break_a_completeness_lemma_kafka_keeps_it(variant, preset, action, lemma):
+    """K1 (commit by counting replicas: a leader commits an entry of an older epoch, Raft's
+    Figure 8) breaks `committed_quorum` when a Fetch moves the HW; K2 (votes without the log
+    check) breaks `vote_snapshot` when a vote is granted. Kafka 4.1's same action keeps the lemma."""
+    ctx, _ = ctx_of(preset, variant)
+    assert preserves(ctx, ["leader_completeness"], action, lemma) == "fails"
+    o = prove(ctx, ["leader_completeness"], timeout_s=60, only=[action])
+    assert o.result == CTI and o.cti is not None and (o.cti.conjunct, o.cti.action) == (lemma, action)
+    ctx, _ = ctx_of(preset)
+    assert preserves(ctx, ["leader_completeness"], action, lemma) == "holds"
+
+
+def test_cli_k2_prints_the_cti_with_its_ghosts(capsys):
+    """`kcheck prove --variant vote-without-log-check` (its preset) fails with a CTI naming the
+    lemma and the action, exit 1; the JSON carries the ghost arrays of the CTI's state."""
+    rc = main(["prove", "--model", "kraft", "--variant", "vote-without-log-check", "--preset", "elections",
+               "--json", "--quiet"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 1 and out["result"] == "cti" and "leader_completeness" in out["invariants"]
+    assert out["cti"]["conjunct"] == "vote_snapshot" and out["cti"]["action"] == "HandleVoteRequest(src=0, dst=1)"
+    assert set(out["cti"]["ghosts"]) >= {"vote_hist_0", "ack_0", "vle_0", "vleo_0", "elen"}
+
+
+def test_without_acked_votes_an_election_breaks_completeness(monkeypatch):
+    """The acknowledgement-before-vote lemma carries the election step: without it, electing a
+    leader has a counterexample to induction."""
+    monkeypatch.setitem(kraft_inv.SUPPORT, "leader_completeness",
+                        tuple(n for n in kraft_inv.SUPPORT["leader_completeness"] if n != "acked_votes"))
+    ctx, _ = ctx_of("default")
+    o = prove(ctx, ["leader_completeness"], timeout_s=60, only=[A.HandleVoteResponse(0, 1)])
+    assert o.result == CTI and o.cti is not None and o.cti.action == A.HandleVoteResponse(0, 1)
+
+
+def _mentions(term, names, seen):
+    """Does the z3 term mention a constant named in `names`? (DAG walk, memoised)"""
+    todo = [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().name() in names:
+            return True
+        todo.extend(t.children())
+    return False
+
+
+def test_no_guard_or_effect_reads_a_ghost():
+    """Ghosts (vote history, epoch logs, acknowledgements, vote snapshots) exist only in Z3:
+    no action's guard, nor any non-ghost variable after it, depends on one."""
+    from checker.symbolic.kraft_state import GHOSTS, key_name
+
+    ctx, _ = ctx_of("default")
+    s = fresh(ctx.layout, "s_")
+    ghosts = {key_name("s_", k) for k in s.keys() if k[0] in GHOSTS}
+    assert {"s_ack_0", "s_vle_0", "s_vleo_0", "s_elen"} <= ghosts
+    for a in representatives(ctx):
+        st = step(ctx, s, a)
+        seen: set = set()
+        assert not _mentions(st.guard, ghosts, seen), a
+        for key, v in st.post.f.items():
+            if key[0] not in GHOSTS:
+                assert not _mentions(v, ghosts, seen), (a, key)

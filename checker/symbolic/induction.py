@@ -45,6 +45,7 @@ class Counterexample:
     action: Any  # None for an Init failure
     pre: Any  # the Python state (kraft_state.decode)
     post: Any
+    ghosts: dict[str, Any] = field(default_factory=dict)  # ghost arrays of the pre-state, per epoch
 
 
 @dataclass
@@ -189,13 +190,26 @@ def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: 
             if ans == "fails":
                 m = s.model()
                 out.result = CTI
-                out.cti = Counterexample(n, a, decode(lay, m, pre), decode(lay, m, st.post))
+                out.cti = Counterexample(n, a, decode(lay, m, pre), decode(lay, m, st.post), ghosts(ctx, m, pre))
                 return out
             if ans == "unknown":
                 unknown.append(f"{a!r} => {n}'")
             s.pop()
     if unknown:
         out.result, out.reason = UNKNOWN, "z3 unknown on " + ", ".join(unknown[:5])
+    return out
+
+
+def ghosts(ctx: Ctx, m: z3.ModelRef, s: Sym) -> dict[str, Any]:
+    """The ghost arrays of a CTI's pre-state at epochs 0..max_epoch (what the lemmas read)."""
+    from checker.symbolic.kraft_state import GHOSTS
+
+    epochs = range(ctx.p.max_epoch + 1)
+    out: dict[str, Any] = {}
+    for key in s.keys():
+        if key[0] in GHOSTS:
+            arr = s[key]
+            out["_".join(str(x) for x in key)] = [m.eval(arr[e], model_completion=True).as_long() for e in epochs]
     return out
 
 

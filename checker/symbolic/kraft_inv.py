@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import z3
 
-from checker.symbolic.kraft_next import Ctx, last_epoch, majority, select
+from checker.symbolic.kraft_next import Ctx, last_epoch, majority, select, truncation_offset
 from checker.symbolic.kraft_state import EMPTY, REQUEST, RESPONSE, FETCH_REQUEST
 from checker.symbolic.term import Sym, at_least, at_most, count
 from model.kraft.rules import (
@@ -145,8 +145,9 @@ INVARIANTS: dict[str, Formula] = {
     "state_sanity": state_sanity,
     "no_fatal_error": no_fatal_error,
 }
-# What `kcheck prove` proves by default: the invariants with a complete strengthening.
-DEFAULT_TARGETS = ("election_safety", "log_matching")
+# What `kcheck prove` proves by default (committed_kept, leader_hw_monotonic and no_fatal_error
+# without follower_hw are proved on request: spec/proofs.md).
+DEFAULT_TARGETS = ("election_safety", "log_matching", "leader_completeness")
 
 
 # --- auxiliary lemmas -------------------------------------------------------------------------
@@ -412,6 +413,212 @@ def log_origin(c: Ctx, s: Sym) -> Any:
     return z3.And(out)
 
 
+# --- leader completeness: acknowledgement quorums ------------------------------------------------
+
+
+def _elog(s: Sym, x: int, e: Any) -> tuple[Any, Any]:
+    return s[("elog_ep", x)][e], s[("elog_kind", x)][e]
+
+
+def _has_prefix(c: Ctx, s: Sym, ep_at: Callable[[int], Any], kind_at: Callable[[int], Any], length: Any,
+                e: int, h: int) -> Any:
+    """A log (entries ep_at/kind_at, `length` of them) starts with the first h entries of the
+    ghost log of epoch e."""
+    return z3.And([length >= h] + [z3.And(ep_at(x) == _elog(s, x, e)[0], kind_at(x) == _elog(s, x, e)[1])
+                                   for x in range(h)])
+
+
+def _quorum_cond(c: Ctx, s: Sym, e: int, h: int) -> Any:
+    """The prefix of length h of epoch e's log ends in an entry of epoch e, and the voters that
+    acknowledged it in e, together with the voters that still could (not observers, in epoch
+    <= e), are a majority: it is committed or may yet be."""
+    possible = [z3.Or(s[("ack", j)][e] >= h, z3.And(z3.Not(s[("observer", j)]), s[("epoch", j)] <= e))
+                for j in _nodes(c)]
+    return z3.And(h <= s[("elen",)][e], s[("elog_ep", h - 1)][e] == e, at_least(possible, majority(c.n)))
+
+
+def _quorum_pairs(c: Ctx) -> list[tuple[int, int]]:
+    return [(e, h) for e in range(1, c.p.max_epoch + 1) for h in range(1, c.L + 1)]
+
+
+def ack_record(c: Ctx, s: Sym) -> Any:
+    """Acknowledgements (ghost ack) are prefixes of the epoch's log: 0 <= ack[j][e] <= elen[e];
+    a Leader has acknowledged its whole log; a Leader knows of a follower only what the follower
+    acknowledged (end offset <= ack); a Fetch request in flight (not from an observer) that asks
+    from offset fo >= 1 describes a prefix of the log of its last fetched epoch, and if that
+    prefix is also the one of the request's epoch's log, it was acknowledged. A Fetch request
+    goes to the leader elected in its epoch (a follower fetches from the leader it knows)."""
+    out = []
+    elen = s[("elen",)]
+    for j in _nodes(c):
+        for e in _epochs(c):
+            out += [s[("ack", j)][e] >= 0, s[("ack", j)][e] <= elen[e]]
+        e = s[("epoch", j)]
+        out.append(z3.Implies(s[("role", j)] == LEADER, z3.And(
+            [s[("ack", j)][e] == s[("leo", j)]]
+            + [s[("end", j, x)] <= s[("ack", x)][e] for x in _nodes(c) if x != j])))
+    for a, b in c.layout.pairs():
+        k = (FETCH_REQUEST, a, b)
+        fo, lfe, me = s[("fetch_offset",) + k], s[("lfe",) + k], s[("mepoch",) + k]
+        same = z3.And([fo <= elen[me]] + [z3.Implies(x < fo, z3.And(_elog(s, x, lfe)[0] == _elog(s, x, me)[0],
+                                                                     _elog(s, x, lfe)[1] == _elog(s, x, me)[1]))
+                                          for x in range(c.L)])
+        out.append(z3.Implies(s[("st",) + k] == REQUEST, s[("elected",)][me] == b))
+        out.append(z3.Implies(z3.And(s[("st",) + k] == REQUEST, z3.Not(s[("fobs",) + k]), fo >= 1), z3.And(
+            lfe >= 1, fo <= elen[lfe], z3.Implies(same, s[("ack", a)][me] >= fo))))
+    return z3.And(out)
+
+
+def vote_snapshot(c: Ctx, s: Sym) -> Any:
+    """A vote went to a log at least as up to date as the voter's when it voted (its snapshot,
+    ghost vle/vleo): while its candidate is in that epoch and nobody was elected in it, the
+    candidate's log is unchanged since it asked, so (last epoch, end offset) >= the snapshot
+    (KafkaRaftClient.handleVoteRequest's isLogUpToDate). A voter that got a vote in an epoch has
+    reached it; a standard Vote request still carries its sender's log while the sender is in
+    the request's epoch and nobody was elected in it."""
+    out = []
+    el = s[("elected",)]
+    for cand in _nodes(c):
+        ec, obs = s[("epoch", cand)], s[("observer", cand)]
+        lec, leoc = last_epoch(c, s, cand), s[("leo", cand)]
+        for j in _nodes(c):
+            for e in range(1, c.p.max_epoch + 1):
+                vle, vleo = s[("vle", j)][e], s[("vleo", j)][e]
+                up = z3.Or(lec > vle, z3.And(lec == vle, leoc >= vleo))
+                if cand == 0:
+                    out.append(z3.Implies(s[("vote_hist", j)][e] != NO_ID, z3.And(
+                        vle >= 0, vle <= e, vleo >= 0, vleo <= c.L, z3.Implies(vle == 0, vleo == 0))))
+                out.append(z3.Implies(z3.And(s[("vote_hist", j)][e] == cand, z3.Not(obs)), z3.And(
+                    ec >= e, z3.Implies(z3.And(ec == e, el[e] == NO_ID), up))))
+    for a, b in c.layout.pairs():
+        k = (VOTE_REQUEST, a, b)
+        me = s[("mepoch",) + k]
+        req = z3.And(s[("st",) + k] == REQUEST, z3.Not(s[("observer", a)]))
+        out.append(z3.Implies(req, me <= s[("epoch", a)]))
+        out.append(z3.Implies(z3.And(req, z3.Not(s[("pre_vote",) + k]), me == s[("epoch", a)], el[me] == NO_ID),
+                              z3.And(s[("last_epoch",) + k] == last_epoch(c, s, a),
+                                     s[("last_offset",) + k] == s[("leo", a)])))
+    return z3.And(out)
+
+
+def end_offset_for_epoch(c: Ctx, eps: list[Any], length: Any, epoch: Any) -> tuple[Any, Any]:
+    """rules.end_offset_for_epoch of a log given by its entry epochs and length (as
+    kraft_next.end_offset_for_epoch, which reads a node's log)."""
+    L = c.L
+    above = [z3.And(k < length, eps[k] > epoch) for k in range(L)]
+    higher_start: Any = z3.IntVal(NO_ID)
+    for k in range(L - 1, -1, -1):
+        higher_start = z3.If(above[k], k, higher_start)
+    at_or_below = [z3.And(k < length, eps[k] <= epoch) for k in range(L)]
+    floor: Any = z3.IntVal(NO_ID)
+    for k in range(L):
+        floor = z3.If(at_or_below[k], eps[k], floor)
+    last = select(eps, length - 1, z3.IntVal(0))
+    has_higher = z3.Or(above) if above else z3.BoolVal(False)
+    has_floor = z3.Or(at_or_below) if at_or_below else z3.BoolVal(False)
+    cond = z3.And(epoch >= 0, length > 0)
+    off = z3.If(z3.And(cond, last == epoch), length, z3.If(z3.And(cond, has_higher), higher_start, length))
+    ep = z3.If(z3.And(cond, last == epoch), epoch,
+               z3.If(z3.And(cond, has_higher), z3.If(has_floor, floor, epoch), last))
+    return off, ep
+
+
+def diverging_response(c: Ctx, s: Sym) -> Any:
+    """A diverging Fetch response in flight to a follower answers its current log: the
+    follower's last epoch is older than the response's epoch, and truncating at the diverging
+    (offset, epoch) cuts where truncating at the end offset of that last epoch in the epoch's
+    leader log would (ReplicatedLog.validateOffsetAndEpoch answers that end offset; later
+    appends of the leader's own epoch do not change where the follower truncates)."""
+    out = []
+    elen = s[("elen",)]
+    for a, b in c.layout.pairs():
+        k = (FETCH_REQUEST, a, b)
+        me = s[("mepoch",) + k]
+        lea = last_epoch(c, s, a)
+        off, ep = end_offset_for_epoch(c, [_elog(s, x, me)[0] for x in range(c.L)], elen[me], lea)
+        div = z3.And(s[("st",) + k] == RESPONSE, s[("merror",) + k] == NONE, s[("div_epoch",) + k] != NO_ID)
+        cut = truncation_offset(c, s, a, s[("div_offset",) + k], s[("div_epoch",) + k])
+        out.append(z3.Implies(div, z3.And(lea < me, cut == truncation_offset(c, s, a, off, ep))))
+    return z3.And(out)
+
+
+def acked_in_later_leaders(c: Ctx, s: Sym) -> Any:
+    """If the prefix of length h of epoch e's log (ending in an entry of epoch e) has been or
+    can still be acknowledged by a majority (_quorum_cond), every leader elected in a later
+    epoch holds it: its election needed a majority of votes in that later epoch, whose voters
+    cannot acknowledge in e any more, so one of them acknowledged before it voted and voted for
+    a log holding the prefix (acked_votes)."""
+    out = []
+    el, elen = s[("elected",)], s[("elen",)]
+    for e, h in _quorum_pairs(c):
+        cond = _quorum_cond(c, s, e, h)
+        for e2 in range(e + 1, c.p.max_epoch + 1):
+            out.append(z3.Implies(z3.And(cond, el[e2] != NO_ID),
+                                  _has_prefix(c, s, lambda x: _elog(s, x, e2)[0], lambda x: _elog(s, x, e2)[1],
+                                              elen[e2], e, h)))
+    return z3.And(out)
+
+
+def acked_votes(c: Ctx, s: Sym) -> Any:
+    """Under _quorum_cond(e, h), a voter that acknowledged the prefix in e and voted in a later
+    epoch held it when it voted: its vote snapshot is a log holding the prefix (the
+    acknowledgement comes first: a voter acknowledges in its current epoch and votes only in
+    its current epoch, and epochs only grow)."""
+    out = []
+    elen = s[("elen",)]
+    for e, h in _quorum_pairs(c):
+        cond = _quorum_cond(c, s, e, h)
+        for j in _nodes(c):
+            for e2 in range(e + 1, c.p.max_epoch + 1):
+                vle, vleo = s[("vle", j)][e2], s[("vleo", j)][e2]
+                snap = z3.And(vleo >= h, elen[vle] >= h,
+                              *[z3.And(_elog(s, x, vle)[0] == _elog(s, x, e)[0], _elog(s, x, vle)[1] == _elog(s, x, e)[1])
+                                for x in range(h)])
+                out.append(z3.Implies(z3.And(cond, s[("ack", j)][e] >= h, s[("vote_hist", j)][e2] != NO_ID), snap))
+    return z3.And(out)
+
+
+def acked_held(c: Ctx, s: Sym) -> Any:
+    """Under _quorum_cond(e, h), every voter (not an observer) that acknowledged the prefix in
+    e still holds it: after acknowledging it only appends, or truncates on a diverging Fetch
+    response from the leader of its epoch, whose log holds the prefix too (acked_in_later_leaders),
+    and truncation (ReplicatedLog.truncateToEndOffset) never cuts a prefix both logs share."""
+    out = []
+    for e, h in _quorum_pairs(c):
+        cond = _quorum_cond(c, s, e, h)
+        for j in _nodes(c):
+            out.append(z3.Implies(z3.And(cond, s[("ack", j)][e] >= h, z3.Not(s[("observer", j)])),
+                                  _has_prefix(c, s, lambda x, j=j: s[("lep", j, x)], lambda x, j=j: s[("lkind", j, x)],
+                                              s[("leo", j)], e, h)))
+    return z3.And(out)
+
+
+def committed_quorum(c: Ctx, s: Sym) -> Any:
+    """The largest HW exposed in an epoch (history lhws) ends in an entry of that epoch (KRaft:
+    the HW passes the epoch start, LeaderState.maybeUpdateHighWatermark) and a majority
+    acknowledged the log up to it; each committed entry lies below the HW of its commit epoch
+    and is that epoch's log entry."""
+    out = []
+    elen, lhws = s[("elen",)], s[("lhws",)]
+    for e in range(1, c.p.max_epoch + 1):
+        hw = lhws[e]
+        last = select([s[("elog_ep", x)][e] for x in range(c.L)], hw - 1, z3.IntVal(NO_ID))
+        out.append(z3.Implies(hw != NO_ID, s[("elected",)][e] != NO_ID))
+        out.append(z3.Implies(hw >= 1, z3.And(hw <= elen[e], last == e,
+                                              at_least([s[("ack", j)][e] >= hw for j in _nodes(c)], majority(c.n)))))
+    for k in range(c.L):
+        ep, at = s[("cmt_ep", k)], s[("cmt_at", k)]
+        out.append(z3.Implies(ep != NO_ID, z3.And(k < lhws[at], ep == _elog(s, k, at)[0],
+                                                  s[("cmt_kind", k)] == _elog(s, k, at)[1])))
+    return z3.And(out)
+
+
+def observers_counted(c: Ctx, s: Sym) -> Any:
+    """Every observer is a voter that lost its disk (KIP-853: a new directory id), so there are
+    no more observers than disk losses."""
+    return count([s[("observer", j)] for j in _nodes(c)]) <= s[("disk_losses",)]
+
+
 LEMMAS: dict[str, Formula] = {
     "ids_in_range": ids_in_range,
     "well_formed": well_formed,
@@ -425,6 +632,14 @@ LEMMAS: dict[str, Formula] = {
     "elected_quorum": elected_quorum,
     "epoch_logs": epoch_logs,
     "log_origin": log_origin,
+    "ack_record": ack_record,
+    "vote_snapshot": vote_snapshot,
+    "diverging_response": diverging_response,
+    "acked_in_later_leaders": acked_in_later_leaders,
+    "acked_votes": acked_votes,
+    "acked_held": acked_held,
+    "committed_quorum": committed_quorum,
+    "observers_counted": observers_counted,
 }
 
 QUANTIFIED: tuple[str, ...] = ()  # lemmas with quantifiers, left out of the enabledness (sat) checks
@@ -432,11 +647,17 @@ QUANTIFIED: tuple[str, ...] = ()  # lemmas with quantifiers, left out of the ena
 _CORE = ("ids_in_range", "well_formed", "message_domains", "history_domains", "role_structure", "vote_record",
          "vote_tally", "rpc_state", "leader_knowledge", "elected_quorum", "epoch_logs", "log_origin")
 
-# The lemmas each invariant's proof uses. leader_completeness has no shipped strengthening yet
-# (spec/proofs.md: what it needs); asking for it gives the CTI of the core lemmas.
+_COMPLETENESS = ("ack_record", "vote_snapshot", "diverging_response", "acked_in_later_leaders", "acked_votes",
+                 "acked_held", "committed_quorum")
+
+# The lemmas each invariant's proof uses (spec/proofs.md). state_sanity (with follower_hw) and
+# no_fatal_error (with follower_hw) are not inductive with these: asking gives a CTI.
 SUPPORT: dict[str, tuple[str, ...]] = {
     "election_safety": _CORE,
     "log_matching": _CORE,
-    "leader_completeness": _CORE,
+    "leader_completeness": _CORE + _COMPLETENESS,
     "state_sanity": _CORE,
+    "committed_kept": _CORE + _COMPLETENESS + ("observers_counted",),
+    "leader_hw_monotonic": _CORE + _COMPLETENESS,
+    "no_fatal_error": _CORE + _COMPLETENESS,
 }

@@ -251,9 +251,11 @@ def leader_high_watermark(c: Ctx, ends: list[Any], estart: Any, hw: Any) -> Any:
 
 
 def record_epoch_log(c: Ctx, s: Sym, i: int) -> Sym:
-    """ghost: the log of leader i is the log of its epoch (elog), as it grows."""
+    """ghost: the log of leader i is the log of its epoch (elog), as it grows; the leader holds
+    all of it (ack)."""
     e = s[("epoch", i)]
-    u = {("elen",): z3.Store(s[("elen",)], e, s[("leo", i)])}
+    u = {("elen",): z3.Store(s[("elen",)], e, s[("leo", i)]),
+         ("ack", i): z3.Store(s[("ack", i)], e, s[("leo", i)])}
     for k in range(c.L):
         u[("elog_ep", k)] = z3.Store(s[("elog_ep", k)], e, s[("lep", i, k)])
         u[("elog_kind", k)] = z3.Store(s[("elog_kind", k)], e, s[("lkind", i, k)])
@@ -317,7 +319,14 @@ def add_voted_state(c: Ctx, s: Sym, i: int, candidate: int) -> Sym:
     for j in range(c.n):
         u[("votes", i, j)] = z3.If(is_p, GRANTED if j == i else UNRECORDED, s[("votes", i, j)])
     u[("vote_hist", i)] = z3.Store(s[("vote_hist", i)], s[("epoch", i)], candidate)
+    u.update(vote_snapshot(c, s, i, s[("epoch", i)]))
     return s.set(u)
+
+
+def vote_snapshot(c: Ctx, s: Sym, i: int, epoch: Any) -> dict[Any, Any]:
+    """ghost: the (last epoch, end offset) of i's log when it grants its vote of `epoch`."""
+    return {("vle", i): z3.Store(s[("vle", i)], epoch, last_epoch(c, s, i)),
+            ("vleo", i): z3.Store(s[("vleo", i)], epoch, s[("leo", i)])}
 
 
 def become_prospective(c: Ctx, s: Sym, i: int) -> Sym:
@@ -338,6 +347,7 @@ def become_candidate(c: Ctx, s: Sym, i: int) -> Sym:
     u = {("role", i): z3.IntVal(CANDIDATE), ("epoch", i): epoch, ("leader", i): z3.IntVal(NO_ID),
          ("voted", i): z3.IntVal(i), ("estart", i): z3.IntVal(NO_ID), ("fetched", i): F, ("vpers", i): T,
          ("vote_hist", i): z3.Store(s[("vote_hist", i)], epoch, i)}
+    u.update(vote_snapshot(c, s, i, epoch))
     u.update(own_vote(c, i))
     u.update(no_ends(c, i))
     s = role_change(c, s.set(u), i)
@@ -511,6 +521,16 @@ def send_begin_quorum_epoch(c: Ctx, s: Sym, i: int, j: int, bounded: bool = True
     return Step(guard, s.set({("st",) + k: z3.IntVal(REQUEST), ("live",) + k: T, ("mepoch",) + k: s[("epoch", i)]}))
 
 
+def fetch_ack(c: Ctx, s: Sym, i: int) -> Any:
+    """ghost: a voter (not an observer) that sends a Fetch in epoch e while its log is a prefix
+    of e's leader log acknowledges that prefix: ack[i][e] := max(ack[i][e], LEO)."""
+    e, leo, ack = s[("epoch", i)], s[("leo", i)], s[("ack", i)]
+    pfx = z3.And([leo <= s[("elen",)][e]]
+                 + [z3.Implies(x < leo, z3.And(s[("lep", i, x)] == s[("elog_ep", x)][e],
+                                               s[("lkind", i, x)] == s[("elog_kind", x)][e])) for x in range(c.L)])
+    return z3.If(z3.And(z3.Not(s[("observer", i)]), pfx), z3.Store(ack, e, smax(ack[e], leo)), ack)
+
+
 def send_fetch(c: Ctx, s: Sym, i: int) -> Step:
     """client.send_fetch, to the leader i knows (a case per possible leader)."""
     leader = s[("leader", i)]
@@ -523,7 +543,7 @@ def send_fetch(c: Ctx, s: Sym, i: int) -> Step:
         k = (FETCH_REQUEST, i, b)
         post = s.set({("st",) + k: z3.IntVal(REQUEST), ("live",) + k: T, ("mepoch",) + k: s[("epoch", i)],
                       ("fetch_offset",) + k: s[("leo", i)], ("lfe",) + k: last_epoch(c, s, i),
-                      ("fobs",) + k: s[("observer", i)]})
+                      ("fobs",) + k: s[("observer", i)], ("ack", i): fetch_ack(c, s, i)})
         out = step_ite(leader == b, Step(guard, post), out)
     return out
 

@@ -17,7 +17,11 @@ Layout (keys of a `Sym`):
   ghosts      symbolic only, never read by an action: vote_hist[i]: epoch -> the candidate i
               granted its standard vote in that epoch (-1 none); elog_ep/elog_kind[k]: epoch
               -> the k-th entry of the log of that epoch's leader, as it last wrote it, and
-              elen: epoch -> its length (0 before an election). They make lemmas statable.
+              elen: epoch -> its length (0 before an election); ack[i]: epoch -> the longest
+              prefix of that epoch's leader log that i held when it sent a Fetch in that epoch
+              (for the leader itself, its log length); vle[i]/vleo[i]: epoch -> the last epoch
+              and end offset of i's log when it granted its standard vote in that epoch (the
+              vote's snapshot). They make lemmas statable.
 
 The abstraction of a Python state (`matches`) is exact except after a conflict: the Python
 history keeps every entry committed at an offset (every leader of an epoch), the encoding the
@@ -52,7 +56,7 @@ SLOT_FIELDS = {
     FETCH_REQUEST: (("fetch_offset", int), ("lfe", int), ("fobs", bool), ("div_epoch", int),
                     ("div_offset", int), ("rec_len", int), ("rhw", int)),
 }
-GHOSTS = ("vote_hist", "elog_ep", "elog_kind", "elen")
+GHOSTS = ("vote_hist", "elog_ep", "elog_kind", "elen", "ack", "vle", "vleo")
 ARRAY = z3.ArraySort(z3.IntSort(), z3.IntSort())
 
 
@@ -91,6 +95,9 @@ class Layout:
             for c in FATAL_CODES:
                 out[("fatal", i, c)] = z3.BoolSort()
             out[("vote_hist", i)] = ARRAY
+            out[("ack", i)] = ARRAY
+            out[("vle", i)] = ARRAY
+            out[("vleo", i)] = ARRAY
         for r in RPCS:
             for a, b in self.pairs():
                 for name, t in SLOT_COMMON + SLOT_FIELDS[r]:
@@ -262,6 +269,8 @@ def init_constraint(layout: Layout, sym: Sym) -> Any:
     n = layout.n
     ghosts = [sym[("vote_hist", i)] == z3.K(z3.IntSort(), z3.IntVal(NO_ID)) for i in range(n)]
     ghosts.append(sym[("elen",)] == z3.K(z3.IntSort(), z3.IntVal(0)))
+    zero = z3.K(z3.IntSort(), z3.IntVal(0))
+    ghosts += [sym[(g, i)] == zero for i in range(n) for g in ("ack", "vle", "vleo")]
     # the encoding's canonical values of the role data a fresh node does not have
     canon = [sym[("votes", i, j)] == 0 for i in range(n) for j in range(n)]
     canon += [sym[("end", i, j)] == NO_ID for i in range(n) for j in range(n)]
