@@ -84,14 +84,22 @@ def run_config(args: argparse.Namespace) -> RunConfig:
                        path=args.config_file, overrides=args.overrides)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def _int_at_least(low: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}")
+        return value
+
+    return parse
+
+
+positive_int = _int_at_least(1, "positive")  # argparse types shared by the command modules
+nonnegative_int = _int_at_least(0, "non-negative")
+_positive_int = positive_int
 
 
 def _config_text(config: dict[str, Any]) -> str:

@@ -551,7 +551,7 @@ def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float) -> 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import _positive_int
+    from checker.cli import positive_int as _positive_int
 
     parser.add_argument("gate_file", nargs="?", metavar="GATE.toml",
                         help=f"the gate file (default: the repo's {default_gate_file()})")

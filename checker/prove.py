@@ -38,7 +38,7 @@ class _Label:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import _positive_int, add_config_arguments
+    from checker.cli import add_config_arguments, positive_int as _positive_int
 
     add_config_arguments(parser)
     parser.add_argument("--size", type=_positive_int, metavar="N",

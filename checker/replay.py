@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from checker import itf
+from checker.cli import nonnegative_int, positive_int
 from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, load_config, load_definition
 from checker.render import ABSENT, change_text, diff
 
@@ -231,26 +232,6 @@ def _nearest(model: Any, tried: Sequence[tuple[Any, Any]], values: Mapping[str, 
 # --- the command ----------------------------------------------------------------------------------
 
 
-def _nonnegative(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `kcheck replay`."""
     parser.add_argument("trace", metavar="TRACE", help="an ITF trace (JSON), e.g. written by --trace-out")
@@ -259,10 +240,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", help="build the config on this preset instead of the trace's #meta.config")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key; repeatable; wins over the trace's config and --preset")
-    parser.add_argument("--max-candidates", type=_positive, default=DEFAULT_MAX_CANDIDATES, metavar="N",
+    parser.add_argument("--max-candidates", type=positive_int, default=DEFAULT_MAX_CANDIDATES, metavar="N",
                         help="give up (incomplete, exit 3) when more than N model states match a step "
                              f"(default {DEFAULT_MAX_CANDIDATES:,})")
-    parser.add_argument("--gap", type=_nonnegative, default=0, metavar="N",
+    parser.add_argument("--gap", type=nonnegative_int, default=0, metavar="N",
                         help="up to N unrecorded actions may happen before each step's action, for traces "
                              "that record only some events (default 0: every action is recorded)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
