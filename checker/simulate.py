@@ -1,7 +1,7 @@
 """`kcheck simulate`: seeded random walks, in one process, a process pool, or on Spark.
 
     kcheck simulate [CONFIG.toml] [--model M] [--variant V] [--preset P] [--set K=V]...
-                    [--walks N] [--depth D] [--seed S] [--swarm]
+                    [--walks N] [--depth D] [--seed S] [--swarm] [--guided [--rounds R] [--corpus K]]
                     [--engine local|spark] [--processes P] [--master URL] [--partitions P]
                     [--json] [--trace-out FILE] [--no-shrink] [--quiet]
 
@@ -19,52 +19,44 @@ import time
 from typing import Any, Callable, Iterator
 
 from checker.config import ConfigError, RunConfig
+from checker.guided import DEFAULT_CORPUS, DEFAULT_ROUNDS, RoundInfo, run_guided
 from checker.render import render_text, trace_json
 from checker.shrink import shrink_walk
-from checker.walks import DISTINCT_MODES, ModelSpec, Summary, Violation, summarize, walker_for
+from checker.walks import DISTINCT_MODES, ModelSpec, RoundPlan, Summary, Violation, Walker, summarize, walker_for
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_WALKS, DEFAULT_DEPTH, DEFAULT_SEED = 1000, 100, 0
 
 
-def _nonneg(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _nonneg(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `kcheck simulate` (the shared config options come from checker.cli)."""
-    from checker.cli import add_config_arguments
+    from checker.cli import add_config_arguments, nonnegative_int, positive_int
 
     add_config_arguments(parser)
-    parser.add_argument("--walks", type=_positive, default=DEFAULT_WALKS, metavar="N",
-                        help=f"number of random walks (default {DEFAULT_WALKS})")
-    parser.add_argument("--depth", type=_nonneg, default=DEFAULT_DEPTH, metavar="D",
-                        help=f"maximum steps per walk (default {DEFAULT_DEPTH})")
-    parser.add_argument("--seed", type=_nonneg, default=DEFAULT_SEED, metavar="S",
+    parser.add_argument("--walks", type=positive_int, default=DEFAULT_WALKS, metavar="N",
+                        help=f"number of random walks; with --guided, per round (default {DEFAULT_WALKS})")
+    parser.add_argument("--depth", type=nonnegative_int, default=DEFAULT_DEPTH, metavar="D",
+                        help=f"maximum steps per walk (default {DEFAULT_DEPTH}); with --guided, after its start")
+    parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, metavar="S",
                         help=f"the run's seed; walk w's RNG is seeded from (S, w) (default {DEFAULT_SEED})")
     parser.add_argument("--swarm", action="store_true",
                         help="swarm mode: each walk draws its own per-action-kind weights")
+    parser.add_argument("--guided", action="store_true",
+                        help="guided search: rounds of walks, each round's walks starting from rarely "
+                             "reached abstract cells of the earlier rounds (docs/simulate.md)")
+    parser.add_argument("--rounds", type=positive_int, metavar="R",
+                        help=f"--guided: at most R rounds of --walks walks (default {DEFAULT_ROUNDS}); "
+                             "the search stops after the first round with a violation")
+    parser.add_argument("--corpus", type=positive_int, metavar="K",
+                        help=f"--guided: start points drawn per round (default {DEFAULT_CORPUS}, at most --walks)")
     parser.add_argument("--engine", choices=("local", "spark"),
                         help="local (default) or spark (the default with --master or under spark-submit)")
-    parser.add_argument("--processes", type=_positive, metavar="P",
+    parser.add_argument("--processes", type=positive_int, metavar="P",
                         help="local engine: a pool of P worker processes (default 1: this process)")
     parser.add_argument("--master", metavar="URL",
                         help="spark engine: local[*] (default; under spark-submit, its --master), "
                              "local[N] or spark://host:port")
-    parser.add_argument("--partitions", type=_positive, metavar="P",
+    parser.add_argument("--partitions", type=positive_int, metavar="P",
                         help="spark engine: number of partitions (default 4 x the default parallelism)")
     parser.add_argument("--distinct", choices=DISTINCT_MODES, default="exact",
                         help="count distinct states across walks exactly (default; memory grows with "
@@ -95,22 +87,24 @@ def _chunks(walks: int, size: int) -> Iterator[range]:
 
 
 def _run_chunk(job: tuple) -> Summary:
-    spec, seed, ids, depth, swarm, distinct = job
-    return summarize(spec.build(), seed, ids, depth, swarm, distinct)
+    spec, seed, ids, depth, swarm, distinct, plan = job
+    return summarize(spec.build(), seed, ids, depth, swarm, distinct, plan=plan)
 
 
 def run_local(spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool = False,
               processes: int = 1, distinct: str = "exact", progress: ProgressFn | None = None,
-              model: Any = None) -> tuple[Summary, int | None]:
+              model: Any = None, plan: RoundPlan | None = None, walker: Walker | None = None,
+              pool: Any = None) -> tuple[Summary, int | None]:
     """Walks 0..walks-1 in this process, or in a pool of `processes` (blocks of walk ids).
-    Returns the Summary and the number of distinct states (exact, estimated or None, by `distinct`)."""
+    Returns the Summary and the number of distinct states (exact, estimated or None, by `distinct`).
+    `plan`: one guided round (checker.guided); `walker` / `pool`: reused across rounds."""
     start = time.monotonic()
     total = Summary()
     last = start
     if processes <= 1:
-        walker = walker_for(model if model is not None else spec.build(), distinct)
+        walker = walker or walker_for(model if model is not None else spec.build(), distinct)
         for ids in _chunks(walks, 100):
-            total.merge(summarize(walker.model, seed, ids, depth, swarm, walker=walker))
+            total.merge(summarize(walker.model, seed, ids, depth, swarm, walker=walker, plan=plan))
             now = time.monotonic()
             if progress is not None and now - last >= 1.0:
                 progress(total.walks, total.steps, now - start)
@@ -119,14 +113,21 @@ def run_local(spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool
     import multiprocessing
 
     size = max(1, min(500, walks // (processes * 8) or 1))
-    jobs = [(spec, seed, ids, depth, swarm, distinct) for ids in _chunks(walks, size)]
-    with multiprocessing.get_context().Pool(processes) as pool:
+    jobs = [(spec, seed, ids, depth, swarm, distinct, plan) for ids in _chunks(walks, size)]
+    owned = pool is None
+    if owned:
+        pool = multiprocessing.get_context().Pool(processes)
+    try:
         for s in pool.imap_unordered(_run_chunk, jobs):
             total.merge(s)
             now = time.monotonic()
             if progress is not None and now - last >= 1.0:
                 progress(total.walks, total.steps, now - start)
                 last = now
+    finally:
+        if owned:
+            pool.close()
+            pool.join()
     return total, total.distinct_states()[0]
 
 
@@ -151,6 +152,10 @@ def _check_options(args: argparse.Namespace) -> str:
                 raise ConfigError(f"{option} needs --engine spark")
     elif args.processes is not None:
         raise ConfigError("--processes is for --engine local; with spark use --partitions")
+    if not args.guided:
+        for option, value in (("--rounds", args.rounds), ("--corpus", args.corpus)):
+            if value is not None:
+                raise ConfigError(f"{option} needs --guided")
     if args.trace_out:
         folder = os.path.dirname(os.path.abspath(args.trace_out))
         if not os.path.isdir(folder):
@@ -158,11 +163,46 @@ def _check_options(args: argparse.Namespace) -> str:
     return engine
 
 
-def _run_spark(args: argparse.Namespace, spec: ModelSpec,
-               progress: ProgressFn | None) -> tuple[Summary, int, str, float]:
-    """Walks on Spark; the seconds returned exclude starting and stopping the session."""
-    from checker.spark_engine import SparkUnavailable, _active_context, default_log_path, run_spark, spark_session
+def _round_printer(engine: str) -> Callable[[RoundInfo], None]:
+    def report(i: RoundInfo) -> None:
+        start = f"corpus {i.corpus}" if i.corpus else "initial states"
+        print(f"kcheck: simulate ({engine}, guided): round {i.round + 1}/{i.rounds} from {start}: {i.walks:,} walks, "
+              f"{i.steps:,} steps, {i.cells:,} cells (+{i.new_cells:,}), "
+              f"{i.violations} invariant(s) broken, {i.seconds:.0f}s", file=sys.stderr, flush=True)
 
+    return report
+
+
+def _guided_local(args: argparse.Namespace, spec: ModelSpec, model: Any, processes: int,
+                  on_round: Callable[[RoundInfo], None] | None) -> tuple[Summary, int | None, dict]:
+    """Guided rounds on the local engine: one walker (its caches) or one pool for every round."""
+    walker = walker_for(model, args.distinct) if processes <= 1 else None
+    pool = None
+    if processes > 1:
+        import multiprocessing
+
+        pool = multiprocessing.get_context().Pool(processes)
+    try:
+        summary, info = run_guided(
+            lambda plan, n: run_local(spec, args.seed, n, args.depth, swarm=args.swarm, processes=processes,
+                                      distinct=args.distinct, model=model, plan=plan, walker=walker,
+                                      pool=pool)[0],
+            args.seed, args.rounds or DEFAULT_ROUNDS, args.walks, corpus=args.corpus or DEFAULT_CORPUS,
+            progress=on_round)
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    return summary, summary.distinct_states()[0], info
+
+
+def _run_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn | None,
+               on_round: Callable[[RoundInfo], None] | None = None) -> tuple[Summary, int, str, float, dict | None]:
+    """Walks (or guided rounds) on Spark; the seconds returned exclude starting and stopping the session."""
+    from checker.spark_engine import (SparkUnavailable, _active_context, count_distinct, default_log_path, run_spark,
+                                      spark_session)
+
+    info = None
     try:
         owned = _active_context() is None
         session = spark_session(args.master)  # None: local[*], or spark-submit's --master
@@ -172,19 +212,32 @@ def _run_spark(args: argparse.Namespace, spec: ModelSpec,
                   file=sys.stderr, flush=True)
         try:
             start = time.monotonic()
-            summary, distinct = run_spark(session.sparkContext, spec, args.seed, args.walks, args.depth,
-                                          swarm=args.swarm, partitions=args.partitions,
-                                          distinct=args.distinct, progress=progress)
+            sc = session.sparkContext
+            if args.guided:
+                kept: list = []
+                exact = args.distinct == "exact"
+                summary, info = run_guided(
+                    lambda plan, n: run_spark(sc, spec, args.seed, n, args.depth, swarm=args.swarm,
+                                              partitions=args.partitions, distinct=args.distinct, plan=plan,
+                                              fingerprints=kept if exact else None)[0],
+                    args.seed, args.rounds or DEFAULT_ROUNDS, args.walks, corpus=args.corpus or DEFAULT_CORPUS,
+                    progress=on_round)
+                distinct = count_distinct(sc, kept, args.partitions) if exact else summary.distinct_states()[0]
+            else:
+                summary, distinct = run_spark(sc, spec, args.seed, args.walks, args.depth,
+                                              swarm=args.swarm, partitions=args.partitions,
+                                              distinct=args.distinct, progress=progress)
             seconds = time.monotonic() - start
         finally:
             if owned:
                 session.stop()
     except SparkUnavailable as e:
         raise ConfigError(str(e)) from None
-    return summary, distinct, master, seconds
+    return summary, distinct, master, seconds, info
 
 
-def _violation_report(model: Any, v: Violation, count: int, first: int, shrink: bool) -> tuple[dict[str, Any], list]:
+def _violation_report(model: Any, v: Violation, count: int, first: int, shrink: bool,
+                      walks_per_round: int | None = None) -> tuple[dict[str, Any], list]:
     stats: dict[str, Any] = {}
     if shrink:
         trace = shrink_walk(model, v.init_index, v.actions, v.invariant, stats=stats)
@@ -199,6 +252,7 @@ def _violation_report(model: Any, v: Violation, count: int, first: int, shrink: 
         "walk_id": v.walk_id,
         "violating_walks": count,
         "first_walk_id": first,  # the smallest violating walk id: walks 0..first find it
+        "round": v.walk_id // walks_per_round if walks_per_round else 0,  # guided: walk ids are round-major
         "length": v.length,
         "shrunk_length": len(trace) - 1,
         "shortest": bool(stats.get("minimal", False)),  # the bounded BFS proved no shorter trace exists
@@ -215,19 +269,25 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
     model = rc.build()
     spec = ModelSpec.of(rc.model, rc.config, rc.variant)
     progress = None if args.quiet else _progress_printer(engine, args.walks)
+    on_round = None if args.quiet else _round_printer(engine)
     start = time.monotonic()
+    info = None
     if engine == "local":
         processes = args.processes or 1
-        summary, distinct = run_local(spec, args.seed, args.walks, args.depth, swarm=args.swarm,
-                                      processes=processes, distinct=args.distinct, progress=progress,
-                                      model=model)
+        if args.guided:
+            summary, distinct, info = _guided_local(args, spec, model, processes, on_round)
+        else:
+            summary, distinct = run_local(spec, args.seed, args.walks, args.depth, swarm=args.swarm,
+                                          processes=processes, distinct=args.distinct, progress=progress,
+                                          model=model)
         where = f"local ({processes} process{'es' if processes > 1 else ''})"
         walk_seconds = time.monotonic() - start
     else:
-        summary, distinct, master, walk_seconds = _run_spark(args, spec, progress)
+        summary, distinct, master, walk_seconds, info = _run_spark(args, spec, progress, on_round)
         where = f"spark ({master})"
     found = [_violation_report(model, v, summary.violating_walks[v.invariant],
-                               summary.first_violating_walk[v.invariant], not args.no_shrink)
+                               summary.first_violating_walk[v.invariant], not args.no_shrink,
+                               args.walks if args.guided else None)
              for v in summary.sorted_violations()]
     seconds = time.monotonic() - start
     sometimes = [p.name for p in model.properties if p.kind == "sometimes"]
@@ -243,6 +303,15 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
         "walks": summary.walks,
         "depth": args.depth,
         "swarm": args.swarm,
+        "guided": args.guided,
+        "guided_search": None if info is None else {
+            "rounds": info["rounds"],  # rounds run (the search stops after the first round with a violation)
+            "rounds_requested": args.rounds or DEFAULT_ROUNDS,
+            "walks_per_round": info["walks_per_round"],
+            "corpus": info["corpus"],  # start points drawn per round after round 0
+            "cells": info["cells"],  # abstract cells reached
+            "violation_round": info["violation_round"],
+        },
         "result": "violation" if found else "ok",
         "violations": [r for r, _ in found],
         "steps": summary.steps,
@@ -284,6 +353,8 @@ def _text(report: dict[str, Any], found: list, model: Any) -> str:
         f"engine:           {report['where']}",
         f"seed:             {report['seed']}" + (" (swarm)" if report["swarm"] else ""),
         f"walks:            {report['walks']:,} of depth <= {report['depth']}",
+        *([f"guided:           {g['rounds']} of {g['rounds_requested']} round(s) of {g['walks_per_round']:,} walks, "
+           f"corpus {g['corpus']}, {g['cells']:,} cells reached"] if (g := report["guided_search"]) else []),
         f"result:           {report['result']}",
         f"steps:            {report['steps']:,}",
         "walk ends:        " + ", ".join(f"{k} {v:,}" for k, v in report["outcomes"].items()),

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-from checker.walks import ModelSpec, Summary, summarize, walk_ids_of_part
+from checker.walks import ModelSpec, RoundPlan, Summary, summarize, walk_ids_of_part
 
 
 class SparkUnavailable(Exception):
@@ -254,11 +254,12 @@ def job_failure(e: BaseException) -> str:
 
 
 def _partition_runner(spec: ModelSpec, seed: int, walks: int, depth: int, swarm: bool, parts: int,
-                      distinct: str, max_violations: int, walks_acc, steps_acc) -> Callable:
+                      distinct: str, max_violations: int, walks_acc, steps_acc,
+                      plan: RoundPlan | None = None) -> Callable:
     def run(index: int, _items: Any):
         model = spec.build()
         s = summarize(model, seed, walk_ids_of_part(walks, index, parts), depth, swarm, distinct,
-                      max_violations=max_violations)
+                      max_violations=max_violations, plan=plan)
         fps, s.fingerprints = s.fingerprints, set()
         walks_acc.add(s.walks)
         steps_acc.add(s.steps)
@@ -271,18 +272,22 @@ def _partition_runner(spec: ModelSpec, seed: int, walks: int, depth: int, swarm:
 
 def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool = False,
               partitions: int | None = None, distinct: str = "exact", max_violations: int = 20,
-              progress: Callable[[int, int, float], None] | None = None) -> tuple[Summary, int | None]:
+              progress: Callable[[int, int, float], None] | None = None, plan: RoundPlan | None = None,
+              fingerprints: list | None = None) -> tuple[Summary, int | None]:
     """Run `walks` walks on `sc`; returns the merged Summary (without fingerprints) and the number
     of distinct states visited: exact (fingerprints deduplicated by Spark), a HyperLogLog estimate
     (per-partition sketches merged on the driver: nothing is shuffled) or None, by `distinct`.
     `progress(walks_done, steps_done, seconds)` is called about once a second from a helper
-    thread; the counts are accumulators, which advance as partitions complete."""
+    thread; the counts are accumulators, which advance as partitions complete.
+    `plan`: one guided round (checker.guided). `fingerprints`: a list to which, with exact
+    counting, the round's distinct fingerprints are appended as a persisted RDD instead of being
+    counted (`count_distinct` counts the union of several rounds')."""
     master = sc.master
     ship_packages(sc, spec, master)
     parts = max(1, min(partitions or sc.defaultParallelism * 4, max(walks, 1)))
     walks_acc, steps_acc = sc.accumulator(0), sc.accumulator(0)
     runner = _partition_runner(spec, seed, walks, depth, swarm, parts, distinct, max_violations,
-                               walks_acc, steps_acc)
+                               walks_acc, steps_acc, plan)
     rdd = sc.parallelize(range(parts), parts).mapPartitionsWithIndex(runner)
     exact = distinct == "exact"
     if exact:
@@ -305,7 +310,15 @@ def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: 
         summaries = rdd.filter(lambda kv: kv[0] == "summary").map(lambda kv: kv[1]).collect()
         count = None
         if exact:
-            count = rdd.filter(lambda kv: kv[0] == "fp").map(lambda kv: kv[1]).distinct(parts).count()
+            fps = rdd.filter(lambda kv: kv[0] == "fp").map(lambda kv: kv[1]).distinct(parts)
+            if fingerprints is None:
+                count = fps.count()
+            else:
+                from pyspark import StorageLevel
+
+                fps.persist(StorageLevel.MEMORY_AND_DISK)
+                fps.count()  # materialise before the walks' RDD is unpersisted
+                fingerprints.append(fps)
     except Exception as e:  # Py4JJavaError: a task failed (4 times); its Python error is in the text
         raise SparkUnavailable(job_failure(e)) from None
     finally:
@@ -318,3 +331,18 @@ def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: 
     if distinct == "hll":
         count = total.distinct_states()[0]
     return total, count
+
+
+def count_distinct(sc, fingerprints: list, partitions: int | None = None) -> int:
+    """The number of distinct fingerprints in the union of RDDs kept by `run_spark(...,
+    fingerprints=...)` (one per guided round); unpersists them."""
+    try:
+        if not fingerprints:
+            return 0
+        parts = max(1, partitions or sc.defaultParallelism * 4)
+        return sc.union(fingerprints).distinct(parts).count()
+    except Exception as e:
+        raise SparkUnavailable(job_failure(e)) from None
+    finally:
+        for rdd in fingerprints:
+            rdd.unpersist()

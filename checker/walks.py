@@ -128,6 +128,7 @@ class WalkResult:
     sometimes_reached: frozenset[str]
     fingerprints: frozenset[int]  # every state visited, the initial one included
     weights: dict[str, float] | None = None  # swarm mode only
+    prefix: int = 0  # guided mode: the walk started after this many recorded steps (its corpus entry)
 
 
 class Walker:
@@ -144,6 +145,8 @@ class Walker:
         self.sketch = sketch  # else every newly visited state's fingerprint goes into this sketch
         self._fingerprint = state_fingerprint(model)
         self._cache: dict[Any, tuple[int, str | None, frozenset[str]]] = {}
+        self._starts: dict[tuple[int, tuple[int, ...]], tuple[Any, int]] = {}  # guided: replayed entries
+        self._abstraction: Any = None  # guided: a checker.guided.Abstraction, built on first use
 
     def visit(self, state: Any) -> tuple[int, str | None, frozenset[str]]:
         """(fingerprint, first `always` property broken or None, `sometimes` properties holding).
@@ -154,8 +157,6 @@ class Walker:
         info = self._cache.get(state)
         if info is None:
             fp = self._fingerprint(state) if self.keep_fingerprints or self.sketch is not None else 0
-            if self.sketch is not None:
-                self.sketch.add(fp)  # idempotent: a state evicted from the cache may be added again
             broken = next((p.name for p in self.always if not p.predicate(state)), None)
             holds = frozenset(p.name for p in self.sometimes if p.predicate(state))
             info = (fp, broken, holds)
@@ -164,45 +165,95 @@ class Walker:
             self._cache[state] = info
         return info
 
-    def walk(self, seed: int, walk_id: int, depth: int, swarm: bool) -> WalkResult:
+    def walk(self, seed: int, walk_id: int, depth: int, swarm: bool, start: "Start | None" = None,
+             cells: dict | None = None) -> WalkResult:
+        """One walk of at most `depth` steps. Guided mode (checker.guided) passes `start`, a corpus
+        entry to begin at instead of an initial state (the walk then draws no initial-state index,
+        and its recorded `actions` are the entry's path followed by its own steps), and `cells`, a
+        table into which the walk folds the abstract cells of the states it visits."""
         model = self.model
         rng = random.Random(walk_seed(seed, walk_id))
         weights = swarm_weights(model, rng) if swarm else None
-        init_index = _below(rng, len(self.inits))
-        state = self.inits[init_index]
+        if start is None:
+            init_index, prefix, history = _below(rng, len(self.inits)), (), 0
+            state = self.inits[init_index]
+        else:
+            init_index, prefix = start.init_index, start.path
+            state, history = self.start_state(init_index, prefix)
         taken: list[int] = []
         counts: Counter[str] = Counter()
         reached: set[str] = set()
         fps: set[int] = set()
+        seen: dict | None = {} if cells is not None else None  # cell -> first step reaching it
+        abstraction = self.abstraction() if cells is not None else None
         outcome = "depth"
         while True:
             fp, invariant, holds = self.visit(state)
             if self.keep_fingerprints:
                 fps.add(fp)
+            if self.sketch is not None:
+                self.sketch.add(fp)  # idempotent
             if holds:
                 reached |= holds
+            candidates = None
+            if seen is not None:
+                candidates = list(model.actions(state))
+                cell = abstraction.cell(state, candidates, history)
+                if candidates and cell not in seen:  # a deadlocked state is no place to start from
+                    seen[cell] = len(taken)
             if invariant is not None:
                 outcome = "violation"
                 break
             if len(taken) >= depth:
                 break
-            step = self._step(state, rng, weights)
+            step = self._step(state, rng, weights, candidates)
             if step is None:
                 outcome = "deadlock"
                 break
             index, action, state = step
             taken.append(index)
-            counts[action_name(action)] += 1
-        return WalkResult(walk_id, outcome, len(taken), init_index, tuple(taken), invariant,
-                          dict(counts), frozenset(reached), frozenset(fps), weights)
+            name = action_name(action)
+            counts[name] += 1
+            if abstraction is not None:
+                history = abstraction.after(history, name)
+        path = prefix + tuple(taken)
+        if seen is not None:
+            _fold_cells(cells, seen, walk_id, init_index, path, len(prefix))
+        return WalkResult(walk_id, outcome, len(taken), init_index, path, invariant,
+                          dict(counts), frozenset(reached), frozenset(fps), weights, len(prefix))
 
-    def _step(self, state: Any, rng: random.Random, weights: Mapping[str, float] | None):
+    def abstraction(self) -> Any:
+        if self._abstraction is None:
+            from checker.guided import Abstraction
+
+            self._abstraction = Abstraction(self.model)
+        return self._abstraction
+
+    def start_state(self, init_index: int, path: tuple[int, ...]) -> tuple[Any, int]:
+        """The state a corpus entry's path leads to, and the entry's action-kind history; memoised."""
+        key = (init_index, path)
+        got = self._starts.get(key)
+        if got is None:
+            trace = replay(self.model, init_index, path)
+            history = 0
+            abstraction = self.abstraction()
+            for action, _ in trace[1:]:
+                history = abstraction.after(history, action_name(action))
+            got = (trace[-1][1], history)
+            if len(self._starts) >= 4096:
+                self._starts.clear()
+            self._starts[key] = got
+        return got
+
+    def _step(self, state: Any, rng: random.Random, weights: Mapping[str, float] | None,
+              candidates: list | None = None):
         """Pick an enabled action at random, kind first: a kind (action name) among those enabled,
         uniformly or by the swarm weights, then one of its actions uniformly. A no-op
         (next_state None) is discarded and another drawn. Choosing the kind first keeps kinds
         with many instances (a fault per broker, a DropMessage per message) from crowding out
         the rest, e.g. spending every fault budget before the first record is written."""
-        candidates = list(self.model.actions(state))
+        if candidates is None:
+            candidates = list(self.model.actions(state))
         kinds: dict[str, list[int]] = {}
         for i, a in enumerate(candidates):
             kinds.setdefault(action_name(a), []).append(i)
@@ -234,6 +285,44 @@ class Walker:
             if r < 0.0 and w > 0.0:
                 return j
         return max(j for j, w in enumerate(ws) if w > 0.0)  # float rounding at the top end
+
+
+@dataclass(frozen=True)
+class Start:
+    """A guided walk's starting point: a corpus entry, the action-index path from initial state
+    `init_index` that reaches it (so every walk started there still replays from an initial state)."""
+
+    init_index: int
+    path: tuple[int, ...]
+
+
+def _fold_cells(cells: dict, seen: Mapping[Any, int], walk_id: int, init_index: int,
+                path: tuple[int, ...], prefix: int) -> None:
+    """Fold one walk's cells into a table cell -> [walks visiting it, (path length, walk id),
+    init index, path]: the count is summed and the shortest path kept (ties: the smaller walk
+    id), so the table of a set of walks does not depend on their order or split."""
+    for cell, step in seen.items():
+        key = (prefix + step, walk_id)
+        entry = cells.get(cell)
+        if entry is None:
+            cells[cell] = [1, key, init_index, path[:prefix + step]]
+        else:
+            entry[0] += 1
+            if key < entry[1]:
+                entry[1:] = [key, init_index, path[:prefix + step]]
+
+
+def merge_cells(into: dict, other: Mapping[Any, list]) -> dict:
+    """Merge two cell tables (see `_fold_cells`): associative and commutative."""
+    for cell, (count, key, init_index, path) in other.items():
+        entry = into.get(cell)
+        if entry is None:
+            into[cell] = [count, key, init_index, path]
+        else:
+            entry[0] += count
+            if key < entry[1]:
+                entry[1:] = [key, init_index, path]
+    return into
 
 
 def walks(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swarm: bool = False,
@@ -297,6 +386,7 @@ class Summary:
     fingerprints: set = field(default_factory=set)  # distinct "exact": every visited state's
     sketch: HyperLogLog | None = None  # distinct "hll": a sketch of them
     max_violations: int = 20
+    cells: dict = field(default_factory=dict)  # guided mode: abstract cell -> see `_fold_cells`
 
     def add(self, r: WalkResult) -> None:
         self.walks += 1
@@ -310,7 +400,7 @@ class Summary:
             self.violating_walks[r.invariant] += 1
             first = self.first_violating_walk.get(r.invariant)
             self.first_violating_walk[r.invariant] = r.walk_id if first is None else min(first, r.walk_id)
-            self._offer(Violation(r.invariant, r.walk_id, r.steps, r.init_index, r.actions))
+            self._offer(Violation(r.invariant, r.walk_id, r.prefix + r.steps, r.init_index, r.actions))
 
     def _offer(self, v: Violation) -> None:
         old = self.violations.get(v.invariant)
@@ -337,6 +427,8 @@ class Summary:
             self.first_violating_walk[name] = min(w, self.first_violating_walk.get(name, w))
         for v in other.violations.values():
             self._offer(v)
+        if other.cells:
+            merge_cells(self.cells, other.cells)
         return self
 
     def sorted_violations(self) -> list[Violation]:
@@ -361,16 +453,41 @@ def walker_for(model: Model, distinct: str) -> Walker:
 
 
 def summarize(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swarm: bool = False,
-              distinct: str = "exact", max_violations: int = 20, walker: Walker | None = None) -> Summary:
+              distinct: str = "exact", max_violations: int = 20, walker: Walker | None = None,
+              plan: "RoundPlan | None" = None) -> Summary:
     """Run walks and fold them into a Summary without keeping every WalkResult in memory.
-    `distinct`: keep every state fingerprint ("exact"), a HyperLogLog sketch ("hll") or nothing."""
+    `distinct`: keep every state fingerprint ("exact"), a HyperLogLog sketch ("hll") or nothing.
+    `plan`: a guided round (checker.guided): walk ids are offset by its first id, each walk starts
+    at the corpus entry the plan assigns it, and the summary collects the visited cells."""
     walker = walker or walker_for(model, distinct)
     summary = Summary(max_violations=max_violations)
-    for w in walk_ids:
-        summary.add(walker.walk(seed, w, depth, swarm))
+    if plan is None:
+        for w in walk_ids:
+            summary.add(walker.walk(seed, w, depth, swarm))
+    else:
+        for w in walk_ids:
+            walk_id = plan.first_id + w
+            summary.add(walker.walk(seed, walk_id, depth, swarm, plan.start(seed, walk_id), summary.cells))
     if walker.sketch is not None:
         summary.sketch = HyperLogLog(walker.sketch.p).merge(walker.sketch)
     return summary
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    """One round of guided simulation, as the engines run it: walks `first_id .. first_id + n - 1`
+    (the engine's local ids 0..n-1, offset), each starting at the corpus entry picked by a stable
+    hash of (seed, round, walk id), or at an initial state when the corpus is empty (round 0)."""
+
+    round: int
+    first_id: int
+    corpus: tuple[Start, ...] = ()
+
+    def start(self, seed: int, walk_id: int) -> Start | None:
+        if not self.corpus:
+            return None
+        digest = hashlib.blake2b(f"kcheck-guided:{seed}:{self.round}:{walk_id}".encode(), digest_size=8).digest()
+        return self.corpus[int.from_bytes(digest, "big") % len(self.corpus)]
 
 
 # --- rebuilding the model in another process -----------------------------------------------------
@@ -424,7 +541,7 @@ def code_digest(module: str) -> str:
         package = importlib.import_module(module)
         if hasattr(package, "__path__"):
             names += sorted(f"{module}.{m.name}" for m in pkgutil.iter_modules(package.__path__))
-    names += ["model.interface", "checker.walks"]
+    names += ["model.interface", "checker.walks", "checker.guided"]
     digest = hashlib.sha256()
     for name in names:
         spec = importlib.util.find_spec(name)

@@ -86,6 +86,9 @@ class Model(Protocol):
     # Optional: `disabled_actions() -> dict[str, str]`, the action kinds this configuration
     # switches off entirely (e.g. a fault budget of 0), each with the reason. Coverage reports
     # them apart from the kinds that were possible but never enabled.
+    # Optional: `abstraction(state) -> value`, a coarse, pure view of a state made of ints, strings
+    # and tuples (ordered, process-stable repr), that `kcheck simulate --guided` uses in place of
+    # its default (enabled action kinds, sometimes-properties holding) in a state's abstract cell.
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,189 @@
+"""Guided simulation: multi-round random walks that restart from rarely reached abstract cells.
+
+Plain walks all start in an initial state, so they spend most of their steps re-treading the
+common early part of the state space and rarely string together the one interleaving a deep bug
+needs. Guided mode (in the spirit of Go-Explore, Ecoffet et al. 2021, and of coverage-guided
+fuzzers' corpora) runs the walks in rounds:
+
+- round 0: ordinary walks from the initial states (exactly the walks `0 .. W-1` of a plain run);
+- every walk maps each state it visits to an abstract *cell* (`Abstraction`), and the round's
+  summary keeps, per cell, how many walks visited it and the shortest path reaching it, as
+  action indices from an initial state;
+- after each round the driver merges the cells into an archive and picks the next round's corpus:
+  `corpus` cells drawn without replacement, with weight 1 / sqrt(1 + walks that visited the cell)
+  / sqrt(1 + rounds it was picked before), so new and rare cells are favoured;
+- walk `w` of round `r` (global id `r * W + w`) starts at the corpus entry picked by a stable hash
+  of (seed, r, walk id) and continues at random from there (swarm weights allowed).
+
+The search stops after the first round in which some walk broke an invariant, or after
+`rounds` rounds. A violating walk is recorded as its entry's path followed by its own steps, so it
+replays from an initial state (`checker.walks.replay`) and is shrunk like any other walk.
+
+Determinism: a walk's path is a function of (model, seed, walk id, depth, its start entry); cell
+tables merge order-independently (counts summed, shortest path kept, ties by walk id); and the
+corpus is a pure function of the archive and (seed, round), computed on the driver. So a seed
+gives the same rounds, walks and report on any engine, process count or partition count.
+
+The module imports no engine framework: an engine is a function running one `RoundPlan`.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from model.interface import Model
+from checker.walks import RoundPlan, Start, Summary
+
+DEFAULT_ROUNDS = 10
+DEFAULT_CORPUS = 64  # corpus entries per round (at most the number of walks per round)
+
+
+class Abstraction:
+    """The abstract cell of a state on a walk: a coarse, model-agnostic view.
+
+    A cell is the triple (action kinds enabled in the state, `sometimes` properties holding in it,
+    action kinds taken on the path so far), each a bitmask over the model's own order of
+    `action_kinds` / properties: small, stable across processes, and ordered. The first two say
+    which phase of the protocol the state is in (messages in flight, a broker down, a record
+    acked); the third which kinds of events (a crash, a restart, a dropped message) led there,
+    the way a fuzzer's edge coverage tells its inputs apart.
+
+    A model may refine this with an optional `abstraction(state)` method returning a small
+    hashable, totally ordered value made of ints, strings and tuples (no `hash()`-dependent
+    sets); it then replaces the first two components."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.kind_bit = {k: 1 << i for i, k in enumerate(model.action_kinds)}
+        self.other_bit = 1 << len(self.kind_bit)  # an action kind the model did not declare
+        self.sometimes = [p for p in model.properties if p.kind == "sometimes"]
+        self.hint: Callable[[Any], Any] | None = getattr(model, "abstraction", None)
+        self._cache: dict[Any, Any] = {}
+
+    def after(self, history: int, kind: str) -> int:
+        """The history component after an action of `kind`."""
+        return history | self.kind_bit.get(kind, self.other_bit)
+
+    def cell(self, state: Any, candidates: list, history: int) -> tuple:
+        part = self._cache.get(state)
+        if part is None:
+            if self.hint is not None:
+                part = self.hint(state)
+            else:
+                enabled = 0
+                for a in candidates:
+                    enabled |= self.kind_bit.get(type(a).__name__, self.other_bit)
+                holds = 0
+                for i, p in enumerate(self.sometimes):
+                    if p.predicate(state):
+                        holds |= 1 << i
+                part = (enabled, holds)
+            if len(self._cache) >= 100_000:
+                self._cache.clear()
+            self._cache[state] = part
+        return (part, history)
+
+
+@dataclass
+class Cell:
+    """What the archive knows of one cell: walks that visited it (all rounds), the shortest path
+    reaching it (ties: the smaller walk id), and how many times it was picked into a corpus."""
+
+    visits: int
+    key: tuple[int, int]  # (path length, walk id)
+    init_index: int
+    path: tuple[int, ...]
+    picked: int = 0
+
+
+@dataclass
+class Archive:
+    cells: dict = field(default_factory=dict)  # cell -> Cell
+
+    def update(self, table: Mapping[Any, list]) -> int:
+        """Merge a round's cell table; returns the number of cells never seen before."""
+        new = 0
+        for cell, (count, key, init_index, path) in table.items():
+            c = self.cells.get(cell)
+            if c is None:
+                self.cells[cell] = Cell(count, key, init_index, tuple(path))
+                new += 1
+            else:
+                c.visits += count
+                if key < c.key:
+                    c.key, c.init_index, c.path = key, init_index, tuple(path)
+        return new
+
+    def corpus(self, seed: int, round_: int, size: int) -> tuple[Start, ...]:
+        """`size` cells drawn without replacement (Efraimidis-Spirakis: the largest
+        log(u) / weight, u from a stable hash of (seed, round, cell)), weight
+        1 / sqrt(1 + visits) / sqrt(1 + picked); listed in cell order. A pure function of the
+        archive, the seed and the round."""
+        keyed = []
+        for cell, c in self.cells.items():
+            weight = 1.0 / math.sqrt((1 + c.visits) * (1 + c.picked))
+            keyed.append((math.log(_unit(f"kcheck-corpus:{seed}:{round_}:{cell!r}")) / weight, cell))
+        keyed.sort(key=lambda kc: (-kc[0], kc[1]))
+        chosen = sorted(cell for _, cell in keyed[:size])
+        for cell in chosen:
+            self.cells[cell].picked += 1
+        return tuple(Start(self.cells[cell].init_index, self.cells[cell].path) for cell in chosen)
+
+
+def _unit(text: str) -> float:
+    """A number in (0, 1] from 64 bits of blake2b: the same on every machine."""
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return (int.from_bytes(digest, "big") + 1) / 2.0**64
+
+
+RoundRunner = Callable[[RoundPlan, int], Summary]  # (plan, walks) -> the round's Summary
+RoundProgress = Callable[["RoundInfo"], None]
+
+
+@dataclass(frozen=True)
+class RoundInfo:
+    round: int
+    rounds: int
+    walks: int  # walks run so far, all rounds
+    steps: int
+    cells: int  # cells in the archive
+    new_cells: int
+    corpus: int  # entries the round's walks started from (0: initial states)
+    violations: int  # invariants broken so far
+    seconds: float
+
+
+def run_guided(run_round: RoundRunner, seed: int, rounds: int, walks: int, *, corpus: int = DEFAULT_CORPUS,
+               max_violations: int = 20, progress: RoundProgress | None = None) -> tuple[Summary, dict[str, Any]]:
+    """Run up to `rounds` rounds of `walks` walks through `run_round`; stop after the first round
+    with a violation. Returns the merged Summary (walk ids are global: round r has ids
+    r*walks .. (r+1)*walks - 1) and facts about the search: rounds run, cells, the round of the
+    first violation."""
+    if rounds < 1 or walks < 1 or corpus < 1:
+        raise ValueError("rounds, walks and corpus must be positive")
+    archive = Archive()
+    total = Summary(max_violations=max_violations)
+    start = time.monotonic()
+    entries: tuple[Start, ...] = ()
+    found_in = None
+    done = 0
+    for r in range(rounds):
+        plan = RoundPlan(r, r * walks, entries)
+        summary = run_round(plan, walks)
+        new = archive.update(summary.cells)
+        summary.cells = {}
+        total.merge(summary)
+        done = r + 1
+        if progress is not None:
+            progress(RoundInfo(r, rounds, total.walks, total.steps, len(archive.cells), new, len(entries),
+                               len(total.violations), time.monotonic() - start))
+        if total.violations:
+            found_in = r
+            break
+        if r + 1 < rounds:
+            entries = archive.corpus(seed, r + 1, min(corpus, walks))
+    return total, {"rounds": done, "walks_per_round": walks, "corpus": min(corpus, walks),
+                   "cells": len(archive.cells), "violation_round": found_in}

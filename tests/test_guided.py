@@ -1,0 +1,338 @@
+"""Guided simulation (checker.guided, `kcheck simulate --guided`): round 0 is the plain walks,
+rounds are the same however walks are split (processes, partitions, local or Spark), the corpus
+is a pure function of the merged cells, guided counterexamples replay from an initial state and
+shrink, and guided mode reaches a violation that plain walks of the same budget miss."""
+from __future__ import annotations
+
+import json
+import random
+from collections import namedtuple
+from typing import NamedTuple
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import model  # noqa: E402
+from checker.cli import main  # noqa: E402
+from checker.config import load_config  # noqa: E402
+from checker.guided import Abstraction, Archive, run_guided  # noqa: E402
+from checker.shrink import shrink_walk  # noqa: E402
+from checker.simulate import run_local  # noqa: E402
+from checker.walks import ModelSpec, RoundPlan, Start, Summary, replay, summarize, walk_ids_of_part  # noqa: E402
+from model.interface import always  # noqa: E402
+from tests.toymodel import ToyModel  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def toy_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(model.MODELS, "toy", "tests.toymodel")
+
+
+SMOKE = load_config(model="replication", preset="smoke")
+SMOKE_SPEC = ModelSpec.of(SMOKE.model, SMOKE.config, SMOKE.variant)
+
+
+def _split_runner(spec: ModelSpec, seed: int, depth: int, parts: int, swarm: bool = True):
+    """A round runner that splits the round's walks round-robin into `parts` workers, each with
+    its own model object, and merges their summaries in reverse order."""
+
+    def run(plan: RoundPlan, n: int) -> Summary:
+        total = Summary()
+        for p in reversed(range(parts)):
+            total.merge(summarize(spec.build(), seed, walk_ids_of_part(n, p, parts), depth, swarm, plan=plan))
+        return total
+
+    return run
+
+
+# --- the kernel and the archive --------------------------------------------------------------------
+
+
+def test_round_zero_is_the_plain_walks() -> None:
+    m = SMOKE.build()
+    plain = summarize(m, 3, range(40), 20, swarm=True)
+    guided = summarize(m, 3, range(40), 20, swarm=True, plan=RoundPlan(0, 0))
+    assert guided.cells and not plain.cells
+    guided.cells = {}
+    assert guided == plain
+
+
+def test_a_walk_from_a_corpus_entry_replays_from_an_initial_state() -> None:
+    m = SMOKE.build()
+    first = summarize(m, 1, range(30), 12, plan=RoundPlan(0, 0))
+    cell, (count, key, init_index, path) = max(first.cells.items(), key=lambda kv: (kv[1][1][0], kv[0]))
+    assert key[0] == len(path) > 0 and count >= 1
+    entry = Start(init_index, tuple(path))
+    plan = RoundPlan(1, 30, (entry,))
+    from checker.walks import Walker
+
+    walker = Walker(m)
+    for w in range(30, 40):
+        r = walker.walk(1, w, 12, False, plan.start(1, w), {})
+        assert r.prefix == len(path) and r.actions[: len(path)] == tuple(path)
+        trace = replay(m, r.init_index, r.actions)  # prefix + suffix, from an initial state
+        assert len(trace) == len(path) + r.steps + 1
+        assert trace[len(path)][1] == replay(m, init_index, path)[-1][1]
+
+
+def test_cells_and_corpus_do_not_depend_on_the_split_or_the_order() -> None:
+    """The merged cell tables of a round are the same for any split, and the corpus drawn from
+    an archive does not depend on the order in which the cells were merged into it."""
+    m = SMOKE.build()
+    plan = RoundPlan(0, 0)
+    whole = summarize(m, 2, range(60), 15, swarm=True, plan=plan)
+    for parts in (2, 5):
+        merged = Summary()
+        for p in reversed(range(parts)):
+            merged.merge(summarize(SMOKE.build(), 2, walk_ids_of_part(60, p, parts), 15, swarm=True, plan=plan))
+        assert merged == whole
+    items = list(whole.cells.items())
+    a, b = Archive(), Archive()
+    a.update(dict(items))
+    random.Random(0).shuffle(items)
+    for chunk in (items[: len(items) // 2], items[len(items) // 2:]):
+        b.update(dict(chunk))
+    assert a.corpus(2, 1, 16) == b.corpus(2, 1, 16)
+    assert a.corpus(2, 2, 16) == b.corpus(2, 2, 16)  # the picked counters moved in step
+    assert a.corpus(3, 3, 16) != a.corpus(2, 3, 16) or len(a.cells) <= 16
+
+
+def test_abstraction_is_small_and_stable() -> None:
+    m = SMOKE.build()
+    abstraction = Abstraction(m)
+    init = m.init_states()[0]
+    cell = abstraction.cell(init, list(m.actions(init)), 0)
+    (enabled, holds), history = cell
+    assert enabled > 0 and history == 0 and isinstance(holds, int)
+    assert abstraction.after(abstraction.after(0, "Produce"), "Produce") == abstraction.after(0, "Produce") != 0
+    assert abstraction.cell(init, list(m.actions(init)), 0) == cell
+
+
+# --- determinism across engines --------------------------------------------------------------------
+
+
+def _guided(run_round, seed: int = 5, rounds: int = 4, walks: int = 40):
+    summary, info = run_guided(run_round, seed, rounds, walks, corpus=8)
+    summary.fingerprints = set()  # Spark counts them apart
+    return summary, info
+
+
+def test_guided_rounds_do_not_depend_on_the_split() -> None:
+    one = _guided(_split_runner(SMOKE_SPEC, 5, 12, 1))
+    for parts in (3, 4):
+        assert _guided(_split_runner(SMOKE_SPEC, 5, 12, parts)) == one
+    assert one[1]["rounds"] == 4 and one[0].walks == 160
+    assert {w // 40 for w in range(160)} == set(range(4))
+
+
+def test_guided_process_pool_gives_the_single_process_result(capsys) -> None:
+    argv = ["simulate", "--model", "replication", "--preset", "smoke", "--guided", "--rounds", "3", "--walks", "60",
+            "--depth", "12", "--swarm", "--seed", "4", "--json", "--quiet"]
+    assert main(argv) in (0, 1)
+    one = json.loads(capsys.readouterr().out)
+    assert main(argv + ["--processes", "2"]) in (0, 1)
+    two = json.loads(capsys.readouterr().out)
+    for key in ("result", "violations", "walks", "steps", "action_counts", "depth_histogram", "distinct_states",
+                "sometimes_reached", "outcomes", "guided_search"):
+        assert one[key] == two[key], key
+    assert one["guided"] is True and one["guided_search"]["walks_per_round"] == 60
+
+
+def test_guided_on_spark_equals_local(spark) -> None:
+    from checker.spark_engine import count_distinct, run_spark
+
+    sc = spark.sparkContext
+    results = []
+    for parts in (1, 4):
+        kept: list = []
+        summary, info = _guided(lambda plan, n: run_spark(sc, SMOKE_SPEC, 5, n, 12, swarm=True, partitions=parts,
+                                                          plan=plan, fingerprints=kept)[0])
+        results.append((summary, info, count_distinct(sc, kept)))
+    local, local_info = run_guided(_split_runner(SMOKE_SPEC, 5, 12, 1), 5, 4, 40, corpus=8)
+    distinct = len(local.fingerprints)
+    local.fingerprints = set()
+    assert results[0] == results[1] == (local, local_info, distinct)
+
+
+def test_guided_cli_on_spark_equals_local(spark, capsys) -> None:
+    argv = ["simulate", "--model", "replication", "--preset", "smoke", "--guided", "--rounds", "3", "--walks", "40",
+            "--depth", "12", "--swarm", "--json", "--quiet"]
+    assert main(argv + ["--engine", "spark", "--partitions", "4"]) in (0, 1)
+    remote = json.loads(capsys.readouterr().out)
+    assert main(argv) in (0, 1)
+    local = json.loads(capsys.readouterr().out)
+    assert remote["engine"] == "spark" and local["engine"] == "local"
+    for key in ("result", "violations", "walks", "steps", "action_counts", "depth_histogram", "distinct_states",
+                "guided_search"):
+        assert remote[key] == local[key], key
+
+
+# --- finding what plain walks miss ------------------------------------------------------------------
+
+
+class Lock(NamedTuple):
+    x: int  # tumblers turned
+    y: int  # noise
+
+
+class Slip(NamedTuple):
+    pass
+
+
+class Noise(NamedTuple):
+    pass
+
+
+class Hum(NamedTuple):
+    pass
+
+
+TURNS = [namedtuple(f"Turn{i}", []) for i in range(20)]
+
+
+class CombinationLock:
+    """A lock of `k` tumblers: `Turn<x>` turns the next one, `Slip` undoes them all, `Noise` and
+    `Hum` change nothing that matters. Invariant: the lock stays shut (x < k); BFS's shortest
+    counterexample is `k` turns. A plain walk at a partly open lock turns, slips, or makes a
+    noise with probability 1/4 each, so it opens the lock about once in 4**k steps; each stage enables
+    its own action kind, which the default abstraction sees, so guided rounds restart at the
+    furthest stage reached and go on from there."""
+
+    name = "lock"
+    variant = "default"
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.config = {"k": k}
+        self.action_kinds = tuple(f"Turn{i}" for i in range(k)) + ("Slip", "Noise", "Hum")
+        self.properties = [always("shut", lambda s: s.x < k, "the lock stays shut")]
+
+    def init_states(self) -> list[Lock]:
+        return [Lock(0, 0)]
+
+    def actions(self, s: Lock) -> list:
+        out: list = [TURNS[s.x]()] if s.x < self.k else []
+        if s.x > 0:
+            out.append(Slip())
+        out += [Noise(), Hum()]
+        return out
+
+    def next_state(self, s: Lock, a) -> Lock:
+        if isinstance(a, Slip):
+            return Lock(0, s.y)
+        if isinstance(a, (Noise, Hum)):
+            return Lock(s.x, 1 - s.y if isinstance(a, Noise) else s.y)
+        return Lock(s.x + 1, s.y)
+
+    def fingerprint(self, s: Lock) -> int:
+        return s.x * 2 + s.y
+
+    def encode(self, s: Lock) -> bytes:
+        return repr(tuple(s)).encode()
+
+    def to_json(self, s: Lock) -> dict:
+        return {"x": s.x, "y": s.y}
+
+
+def test_guided_opens_a_lock_that_plain_walks_of_the_same_budget_do_not() -> None:
+    k, rounds, walks, depth = 14, 12, 100, 30
+    lock = CombinationLock(k)
+    plain = summarize(lock, 0, range(rounds * walks), depth)
+    assert not plain.violations, "plain walks opened the lock: the test lost its point"
+
+    def run_round(plan: RoundPlan, n: int) -> Summary:
+        return summarize(lock, 0, range(n), depth, plan=plan)
+
+    guided, info = run_guided(run_round, 0, rounds, walks, corpus=8)
+    v = guided.violations["shut"]
+    assert info["violation_round"] is not None and info["rounds"] == info["violation_round"] + 1 <= rounds
+    assert guided.walks == info["rounds"] * walks <= rounds * walks  # within plain's budget
+    trace = replay(lock, v.init_index, v.actions)  # prefix + suffix, from the initial state
+    assert len(trace) == v.length + 1 and trace[-1][1].x == k and all(s.x < k for _, s in trace[:-1])
+    shrunk = shrink_walk(lock, v.init_index, v.actions, "shut")
+    assert len(shrunk) - 1 <= 2 * k
+
+
+def _bfs_shortest(model_name: str, variant: str) -> int:
+    text = (ROOT / "traces" / model_name / f"{variant}.txt").read_text()
+    return int(re.search(r"violated after (\d+) step", text).group(1))
+
+
+def test_guided_counterexample_replays_and_is_short(capsys, tmp_path: Path) -> None:
+    """A catalogue bug on its smoke preset: the guided counterexample (prefix + suffix, shrunk)
+    replays with `kcheck replay` and is at most twice BFS's shortest."""
+    variant = "hw-without-maximal-isr"
+    shortest = _bfs_shortest("replication", variant)
+    out = tmp_path / "cex.itf.json"
+    code = main(["simulate", "--model", "replication", "--variant", variant, "--preset", "smoke", "--guided",
+                 "--rounds", "5", "--walks", "100", "--depth", "30", "--swarm", "--json", "--quiet",
+                 "--trace-out", str(out)])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["guided_search"]["violation_round"] is not None
+    v = next(v for v in report["violations"] if v["invariant"] == "candidate_completeness")
+    assert v["shrunk_length"] <= min(v["length"], 2 * shortest)
+    assert v["round"] == v["walk_id"] // 100 <= report["guided_search"]["violation_round"]
+    rc = load_config(model="replication", variant=variant, preset="smoke")
+    m = rc.build()
+    (walk,) = [r for r in _rerun(m, report, v["walk_id"])]
+    trace = replay(m, walk.init_index, walk.actions)
+    assert len(trace) - 1 == v["length"]
+    assert main(["replay", str(out)]) == 0, capsys.readouterr()
+
+
+def _rerun(m, report: dict, walk_id: int):
+    """Re-run the guided search's rounds up to the violating walk's and return that walk."""
+    walks = report["guided_search"]["walks_per_round"]
+    found = {}
+
+    def run_round(plan: RoundPlan, n: int) -> Summary:
+        s = summarize(m, report["seed"], range(n), report["depth"], report["swarm"], plan=plan)
+        if plan.first_id <= walk_id < plan.first_id + n:
+            from checker.walks import Walker
+
+            found["walk"] = Walker(m).walk(report["seed"], walk_id, report["depth"], report["swarm"],
+                                           plan.start(report["seed"], walk_id), {})
+        return s
+
+    run_guided(run_round, report["seed"], report["guided_search"]["rounds"], walks,
+               corpus=report["guided_search"]["corpus"])
+    return [found["walk"]]
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def test_guided_cli_reports_rounds(capsys) -> None:
+    code = main(["simulate", "--model", "toy", "--set", "k=6", "--guided", "--rounds", "3", "--walks", "20",
+                 "--depth", "5", "--json"])
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert code == 0 and report["guided"] is True and report["walks"] == 60
+    assert report["guided_search"] == {"rounds": 3, "rounds_requested": 3, "walks_per_round": 20, "corpus": 20,
+                                       "cells": report["guided_search"]["cells"], "violation_round": None}
+    assert report["guided_search"]["cells"] > 1
+    lines = [line for line in err.splitlines() if "guided): round" in line]
+    assert len(lines) == 3 and lines[0].startswith("kcheck: simulate (local, guided): round 1/3 from initial states")
+    assert re.search(r"round 2/3 from corpus \d+: 40 walks, 200 steps, \d+ cells", lines[1]), lines[1]
+    code = main(["simulate", "--model", "toy", "--set", "k=6", "--walks", "20", "--json", "--quiet"])
+    plain = json.loads(capsys.readouterr().out)
+    assert code == 0 and plain["guided"] is False and plain["guided_search"] is None
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--rounds", "3"], "--rounds needs --guided"),
+    (["--corpus", "3"], "--corpus needs --guided"),
+    (["--guided", "--rounds", "0"], "--rounds: expected a positive integer, got '0'"),
+    (["--guided", "--corpus", "-2"], "--corpus: expected a positive integer"),
+    (["--guided", "--rounds", "x"], "--rounds"),
+])
+def test_guided_cli_bad_input(capsys, argv: list[str], message: str) -> None:
+    code = main(["simulate", "--model", "toy", "--quiet", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
