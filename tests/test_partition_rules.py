@@ -174,6 +174,22 @@ def test_follower_truncation(follower, diverging, kwargs, expected):
     assert got == expected
 
 
+# out_of_range_truncation (AbstractFetcherThread.fetchOffsetAndTruncate)
+@pytest.mark.parametrize(
+    "follower_leo, leader_end_offset, expected",
+    [
+        # the leader's log was cleared under a follower at 3: it truncates to 0, below its HW
+        pytest.param(3, 0, 0, id="AbstractFetcherThreadTest#testFollowerFetchOutOfRangeHigh"),
+        pytest.param(3, 2, 2, id="fetchOffsetAndTruncate-leader-behind"),
+        # a leader at or past the follower: nothing is truncated, the fetch resumes at the LEO
+        pytest.param(3, 3, 3, id="fetchOffsetAndTruncate-leader-level"),
+        pytest.param(1, 5, 1, id="fetchOffsetAndTruncate-leader-ahead-keep-log"),
+    ],
+)
+def test_out_of_range_truncation(follower_leo, leader_end_offset, expected):
+    assert P.out_of_range_truncation(follower_leo=follower_leo, leader_end_offset=leader_end_offset) == expected
+
+
 def test_truncation_reconciles_logs():
     # AbstractFetcherThreadTest#testTruncation: the fetch/truncate loop ends with the follower a prefix of the leader
     leader = log((1, 1), (3, 1), (5, 1))

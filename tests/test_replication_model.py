@@ -98,7 +98,7 @@ def test_smoke_preset_passes_and_is_not_vacuous():
 
 
 # Presets whose bug runs take more than a few seconds: `kcheck gate` in .ci/run checks those.
-LARGE_PRESETS = {"default", "epoch-lookup", "stale-fetch", "two-values"}
+LARGE_PRESETS = {"default", "epoch-lookup", "stale-fetch", "two-values", "zombie-leader"}
 
 
 @pytest.mark.parametrize("variant", [

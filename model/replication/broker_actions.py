@@ -6,7 +6,14 @@ They follow core/src/main/scala/kafka/cluster/Partition.scala and the fetcher th
 from __future__ import annotations
 
 from model.replication.context import Context
-from model.replication.partition import can_expand_isr, fetch_divergence, follower_truncation, leader_hw
+from model.replication.partition import (
+    OFFSET_OUT_OF_RANGE,
+    can_expand_isr,
+    fetch_divergence,
+    follower_truncation,
+    leader_hw,
+    out_of_range_truncation,
+)
 from model.replication.records import NO_LEADER, LogEntry, PartitionRegistration
 from model.replication.state import (
     AP_ERRORS,
@@ -14,6 +21,7 @@ from model.replication.state import (
     F_FENCED,
     F_NONE,
     F_NOT_LEADER,
+    F_OUT_OF_RANGE,
     F_UNKNOWN,
     UNKNOWN,
     AlterPartitionRequest,
@@ -188,16 +196,21 @@ def handle_fetch(s: State, ctx: Context, req: FetchRequest) -> State | None:
     f = req.follower
     if lb.leader != req.leader:
         resp = _fetch_error(req, F_NOT_LEADER)
-    elif req.leader_epoch < lb.leader_epoch:
+    elif ctx.r.current_leader_epoch and req.leader_epoch < lb.leader_epoch:  # KIP-320 (variant R4)
         resp = _fetch_error(req, F_FENCED)
-    elif req.leader_epoch > lb.leader_epoch:
+    elif ctx.r.current_leader_epoch and req.leader_epoch > lb.leader_epoch:
         resp = _fetch_error(req, F_UNKNOWN)
     else:
         diverging = fetch_divergence(
             lb.log, (lb.leader_epoch, lb.leso), fetch_offset=req.fetch_offset,
             last_fetched_epoch=req.last_fetched_epoch, floor_epoch=ctx.r.epoch_lookup_floor,
         )
-        if diverging is not None:  # KAFKA-13141: the follower's position is not recorded
+        if diverging == OFFSET_OUT_OF_RANGE or (diverging is None and req.fetch_offset > len(lb.log)):
+            # UnifiedLog.read past the LEO, or no end offset for the last fetched epoch; the
+            # response carries the LEO the fetcher's ListOffsets would get (fetchOffsetAndTruncate)
+            resp = FetchResponse(f, req.leader, req.leader_epoch, req.fetch_offset, F_OUT_OF_RANGE,
+                                 UNKNOWN, UNKNOWN, (), len(lb.log))
+        elif diverging is not None:  # KAFKA-13141: the follower's position is not recorded
             resp = FetchResponse(f, req.leader, req.leader_epoch, req.fetch_offset, F_DIVERGING,
                                  diverging[0], diverging[1], (), lb.hw)
             if not ctx.r.skip_position_on_divergence:  # variant R6
@@ -279,6 +292,9 @@ def handle_fetch_response(s: State, ctx: Context, resp: FetchResponse) -> State 
     if resp.error == F_DIVERGING:
         offset, _ = follower_truncation(fb.log, diverging_epoch=resp.diverging_epoch,
                                         diverging_end_offset=resp.diverging_end_offset)
+        fb = fb._replace(log=fb.log[:offset], hw=min(fb.hw, offset))
+    elif resp.error == F_OUT_OF_RANGE:
+        offset = out_of_range_truncation(follower_leo=len(fb.log), leader_end_offset=resp.hw)
         fb = fb._replace(log=fb.log[:offset], hw=min(fb.hw, offset))
     elif resp.error == F_NONE:
         log = fb.log + resp.records

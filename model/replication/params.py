@@ -44,6 +44,11 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     "last-replica-standing": {"brokers": 2, "values": 1, "max_leader_epoch": 2, "max_partition_epoch": 4,
                               "crashes": 1, "lossy_crashes": 1, "fences": 1, "losses": 0, "max_in_flight": 2,
                               "min_insync_replicas": 2},
+    # two fencings of live brokers and no crash: the leader loses and regains leadership while the
+    # intermediate leader, fenced but alive, stays a zombie; three leader epochs, one value
+    "zombie-leader": {"brokers": 3, "values": 1, "max_leader_epoch": 2, "max_partition_epoch": 3,
+                      "crashes": 0, "lossy_crashes": 0, "fences": 2, "losses": 0, "max_in_flight": 2,
+                      "min_insync_replicas": 2},
     # the default plus a lost heartbeat and a lost message: every witness and action, but past
     # 8 million states (not a five-minute run; see spec/replication.md)
     "faults": {"fences": 1, "losses": 1},

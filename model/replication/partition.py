@@ -158,6 +158,17 @@ def follower_truncation(
     return clamp(min(end, diverging_end_offset)), True
 
 
+def out_of_range_truncation(*, follower_leo: int, leader_end_offset: int) -> int:
+    """AbstractFetcherThread.fetchOffsetAndTruncate: the offset a follower truncates to after OFFSET_OUT_OF_RANGE.
+
+    The follower asks the leader for its log end offset (ListOffsets LATEST). A leader behind the
+    follower makes it truncate to the leader's end offset, below its HW if need be (Kafka's
+    comment: "a potential for a mismatch ... we don't fix this mismatch"); otherwise it keeps its
+    log and fetches from its own LEO (the log start offset is always 0 here).
+    """
+    return leader_end_offset if 0 <= leader_end_offset < follower_leo else follower_leo
+
+
 def leader_hw(
     *,
     hw: int,
@@ -221,5 +232,6 @@ def can_expand_isr(
 
 __all__ = [
     "UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "OFFSET_OUT_OF_RANGE",
-    "end_offset_for_epoch", "fetch_divergence", "follower_truncation", "leader_hw", "can_expand_isr",
+    "end_offset_for_epoch", "fetch_divergence", "follower_truncation", "out_of_range_truncation", "leader_hw",
+    "can_expand_isr",
 ]

@@ -99,11 +99,12 @@ class FetchResponse(NamedTuple):
     diverging_epoch: int
     diverging_end_offset: int
     records: tuple[LogEntry, ...]
-    hw: int
+    hw: int  # on OFFSET_OUT_OF_RANGE: the leader's log end offset, as its ListOffsets would answer
 
 
-FETCH_ERRORS = ("NONE", "NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "DIVERGING_EPOCH")
-F_NONE, F_NOT_LEADER, F_FENCED, F_UNKNOWN, F_DIVERGING = range(len(FETCH_ERRORS))
+FETCH_ERRORS = ("NONE", "NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "DIVERGING_EPOCH",
+                "OFFSET_OUT_OF_RANGE")
+F_NONE, F_NOT_LEADER, F_FENCED, F_UNKNOWN, F_DIVERGING, F_OUT_OF_RANGE = range(len(FETCH_ERRORS))
 
 
 class AlterPartitionRequest(NamedTuple):

@@ -115,6 +115,16 @@ VARIANTS = (
         preset="smoke",
     ),
     Variant(
+        "no-current-epoch-in-fetch",
+        "a Fetch carries no current leader epoch (pre-KIP-320): a follower still in an old epoch is served by "
+        "its leader re-elected in a later one and counted toward the HW, then follows a zombie leader of an "
+        "intermediate epoch, whose OFFSET_OUT_OF_RANGE truncates the committed record while it stays in the ISR",
+        expect="candidate_completeness",
+        bug_id="R4",
+        reference="KIP-320, Partition.fetchRecords (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH)",
+        preset="zombie-leader",
+    ),
+    Variant(
         "response-before-metadata",
         "drops the timing assumption that a leader replays its AlterPartition's metadata record before "
         "the response: Partition.makeLeader at an equal partition epoch then clears a newer pending "
@@ -154,6 +164,7 @@ class Rules:
     member_fenced_check: bool = True  # KIP-841: fenced / shutting-down brokers are ISR-ineligible
     stale_fetch_check: bool = True  # KAFKA-15221: a Fetch with an old broker epoch is refused
     unclean_shutdown_leaves_elr: bool = True  # KAFKA-15586: unclean shutdown removes from the ELR
+    current_leader_epoch: bool = True  # KIP-320: a Fetch with another leader epoch is fenced
 
     @classmethod
     def of(cls, variant: str) -> "Rules":
@@ -172,6 +183,7 @@ class Rules:
             "fenced-may-join-isr": cls(member_fenced_check=False),
             "accept-stale-broker-epoch-fetch": cls(stale_fetch_check=False),
             "unclean-restart-keeps-elr": cls(unclean_shutdown_leaves_elr=False),
+            "no-current-epoch-in-fetch": cls(current_leader_epoch=False),
             # configuration variants: Kafka 4.1's rules under a configuration the variant forces
             "no-elr": cls(),
             "unclean-election": cls(),
