@@ -10,8 +10,10 @@ fuzzers' corpora) runs the walks in rounds:
   summary keeps, per cell, how many walks visited it and the shortest path reaching it, as
   action indices from an initial state;
 - after each round the driver merges the cells into an archive and picks the next round's corpus:
-  `corpus` cells drawn without replacement, with weight 1 / sqrt(1 + walks that visited the cell)
-  / sqrt(1 + rounds it was picked before), so new and rare cells are favoured;
+  first the cells never picked before (fewest visits first), so every cell found is tried at least
+  once and the search widens its frontier round by round; the rest drawn without replacement, with
+  weight 1 / sqrt(1 + walks that visited the cell) / sqrt(1 + rounds it was picked before), so
+  rare cells are favoured;
 - walk `w` of round `r` (global id `r * W + w`) starts at the corpus entry picked by a stable hash
   of (seed, r, walk id) and continues at random from there (swarm weights allowed).
 
@@ -38,7 +40,7 @@ from model.interface import Model
 from checker.walks import RoundPlan, Start, Summary
 
 DEFAULT_ROUNDS = 10
-DEFAULT_CORPUS = 64  # corpus entries per round (at most the number of walks per round)
+DEFAULT_CORPUS = 1024  # corpus entries per round (at most the number of walks per round: one start per walk)
 
 
 class Abstraction:
@@ -53,7 +55,10 @@ class Abstraction:
 
     A model may refine this with an optional `abstraction(state)` method returning a small
     hashable, totally ordered value made of ints, strings and tuples (no `hash()`-dependent
-    sets); it then replaces the first two components."""
+    sets); it then replaces the first two components, and the history component is dropped (kept
+    at 0): a protocol-phase view already says what happened (a restart, a crash, a fencing), and
+    the kinds-taken mask would split each of its cells many ways, so the frontier would grow
+    faster than rounds can try it (measured in docs/simulate.md)."""
 
     def __init__(self, model: Model) -> None:
         self.model = model
@@ -64,7 +69,9 @@ class Abstraction:
         self._cache: dict[Any, Any] = {}
 
     def after(self, history: int, kind: str) -> int:
-        """The history component after an action of `kind`."""
+        """The history component after an action of `kind` (always 0 with a model's own abstraction)."""
+        if self.hint is not None:
+            return 0
         return history | self.kind_bit.get(kind, self.other_bit)
 
     def cell(self, state: Any, candidates: list, history: int) -> tuple:
@@ -118,16 +125,25 @@ class Archive:
         return new
 
     def corpus(self, seed: int, round_: int, size: int) -> tuple[Start, ...]:
-        """`size` cells drawn without replacement (Efraimidis-Spirakis: the largest
-        log(u) / weight, u from a stable hash of (seed, round, cell)), weight
+        """`size` cells: first those never picked before, fewest visits first (ties: u below),
+        then, for the places left, cells drawn without replacement (Efraimidis-Spirakis: the
+        largest log(u) / weight, u from a stable hash of (seed, round, cell)), weight
         1 / sqrt(1 + visits) / sqrt(1 + picked); listed in cell order. A pure function of the
         archive, the seed and the round."""
-        keyed = []
+        fresh, keyed = [], []
         for cell, c in self.cells.items():
-            weight = 1.0 / math.sqrt((1 + c.visits) * (1 + c.picked))
-            keyed.append((math.log(_unit(f"kcheck-corpus:{seed}:{round_}:{cell!r}")) / weight, cell))
-        keyed.sort(key=lambda kc: (-kc[0], kc[1]))
-        chosen = sorted(cell for _, cell in keyed[:size])
+            u = _unit(f"kcheck-corpus:{seed}:{round_}:{cell!r}")
+            if c.picked == 0:
+                fresh.append((c.visits, -u, cell))
+            else:
+                weight = 1.0 / math.sqrt((1 + c.visits) * (1 + c.picked))
+                keyed.append((math.log(u) / weight, cell))
+        fresh.sort()
+        chosen = [cell for _, _, cell in fresh[:size]]
+        if len(chosen) < size:
+            keyed.sort(key=lambda kc: (-kc[0], kc[1]))
+            chosen += [cell for _, cell in keyed[:size - len(chosen)]]
+        chosen.sort()
         for cell in chosen:
             self.cells[cell].picked += 1
         return tuple(Start(self.cells[cell].init_index, self.cells[cell].path) for cell in chosen)

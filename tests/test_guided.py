@@ -104,14 +104,47 @@ def test_cells_and_corpus_do_not_depend_on_the_split_or_the_order() -> None:
 
 
 def test_abstraction_is_small_and_stable() -> None:
-    m = SMOKE.build()
-    abstraction = Abstraction(m)
-    init = m.init_states()[0]
-    cell = abstraction.cell(init, list(m.actions(init)), 0)
+    """The default cell (a model without `abstraction`): enabled kinds, sometimes-properties, kinds taken."""
+    lock = CombinationLock(3)
+    abstraction = Abstraction(lock)
+    init = lock.init_states()[0]
+    cell = abstraction.cell(init, list(lock.actions(init)), 0)
     (enabled, holds), history = cell
     assert enabled > 0 and history == 0 and isinstance(holds, int)
-    assert abstraction.after(abstraction.after(0, "Produce"), "Produce") == abstraction.after(0, "Produce") != 0
-    assert abstraction.cell(init, list(m.actions(init)), 0) == cell
+    assert abstraction.after(abstraction.after(0, "Noise"), "Noise") == abstraction.after(0, "Noise") != 0
+    assert abstraction.cell(init, list(lock.actions(init)), 0) == cell
+
+
+def _plain_value(x) -> bool:
+    """Made only of ints, bools, strings and tuples: equal values have equal reprs in every process."""
+    if isinstance(x, tuple):
+        return all(_plain_value(v) for v in x)
+    return type(x) in (int, bool, str)
+
+
+@pytest.mark.parametrize("name, preset", [("replication", "stale-fetch"), ("kraft", "restart")])
+def test_model_abstractions_are_pure_plain_and_coarse(name: str, preset: str) -> None:
+    """Both models define `abstraction`: a pure function of the state (two model objects agree,
+    repeated calls agree), of plain ordered values (a process-stable repr, no sets), and coarser
+    than the states (fewer cells than states along random walks). With it a cell drops the kinds-taken history."""
+    config = load_config(model=name, preset=preset)
+    m, other = config.build(), config.build()
+    states, cells = set(), set()
+    from checker.walks import walks as run_walks
+
+    for r in run_walks(m, 0, range(60), 25, swarm=True, keep_fingerprints=False):
+        for _, state in replay(m, r.init_index, r.actions):
+            value = m.abstraction(state)
+            assert _plain_value(value), value
+            assert value == m.abstraction(state) == other.abstraction(state)
+            assert repr(value) == repr(other.abstraction(state))
+            states.add(state)
+            cells.add(value)
+    assert 1 < len(cells) < len(states)
+    abstraction = Abstraction(m)
+    init = m.init_states()[0]
+    assert abstraction.cell(init, list(m.actions(init)), 0) == (m.abstraction(init), 0)
+    assert abstraction.after(0, m.action_kinds[0]) == 0
 
 
 # --- determinism across engines --------------------------------------------------------------------

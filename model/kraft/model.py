@@ -9,10 +9,11 @@ from model.kraft.params import Params
 from model.kraft.properties import properties
 from model.kraft.quorum import Context
 from model.kraft.rules import (
-    CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, PROSPECTIVE, ROLE_NAMES, UNRECORDED,
+    CANDIDATE, ERROR_NAMES, FOLLOWER, GRANTED, LEADER, NO_ID, PROSPECTIVE, ROLE_NAMES, UNRECORDED,
 )
 from model.kraft.state import (
-    EVENT_NAMES, FATAL_NAMES, KIND_NAMES, MESSAGE_NAMES, NO_EVENT, KraftState, initial_state,
+    EVENT_NAMES, FATAL_NAMES, FETCH_RESPONSE, KIND_NAMES, MESSAGE_NAMES, NO_EVENT, VOTE_REQUEST, VOTE_RESPONSE,
+    KraftState, initial_state,
 )
 from model.kraft.symmetry import canonical_key
 from model.kraft.variants import Protocol
@@ -102,6 +103,23 @@ class KraftModel:
         if s.history.last_event != NO_EVENT:
             s = s._replace(history=s.history._replace(last_event=NO_EVENT))
         return _STEP[type(action)](s, self.ctx, action)
+
+    def abstraction(self, s: KraftState) -> tuple:
+        """A coarse protocol phase for `simulate --guided`: voters (sorted, ids dropped) by role, term lag, vote, log epochs vs the top term, HW, votes; messages by kind and end roles."""
+        top = max(n.epoch for n in s.nodes)
+        nodes = tuple(sorted(
+            (n.role, top - n.epoch, n.voted != NO_ID, n.vote_persisted, n.leader != NO_ID, n.observer,
+             tuple(top - e for e, _ in n.log), len(n.log) - n.hw if n.hw >= 0 else -1,
+             sum(v == GRANTED for v in n.votes))
+            for n in s.nodes))
+        messages = []
+        for m in s.network:
+            flag = (m.pre_vote if m.kind == VOTE_REQUEST else m.granted if m.kind == VOTE_RESPONSE
+                    else bool(m.records) if m.kind == FETCH_RESPONSE else False)
+            src, dst = s.nodes[m.src], s.nodes[m.dst]
+            messages.append((m.kind, flag, top - m.epoch, src.role, dst.role, dst.voted != NO_ID))
+        return (top, nodes, tuple(sorted(messages)), len(s.history.committed),
+                (s.restarts, s.disk_losses, s.cuts, s.losses))
 
     def fingerprint(self, s: KraftState) -> int:
         """The tuple hash (of the representative with symmetry on): states hold only ints, bools

@@ -131,6 +131,35 @@ class ReplicationModel:
         t = _STEP[type(action)](s, self.ctx, action)
         return None if t is None else compact(t)
 
+    def abstraction(self, s: State) -> tuple:
+        """A coarse protocol phase for `simulate --guided`: partition record, per-broker role, lag and log shape, leader's view, messages in flight."""
+        reg = s.controller.partition
+        regs = s.controller.brokers
+        pe = reg.partition_epoch
+        committed = s.history.exposed
+        brokers: list[tuple] = []
+        for b, x in enumerate(s.brokers):
+            eligible = b in reg.isr or b in reg.elr
+            holds = x.log[:len(committed)] == committed
+            if not x.alive:
+                brokers.append((0, regs[b].fenced, eligible, holds))
+                continue
+            role = 2 if x.leader == b else 1 if x.leader != UNKNOWN else 0
+            lead: tuple = ()
+            if role == 2:
+                grow = 1 if any(f not in x.isr for f in x.pending) else 2 if x.pending else 0
+                view = tuple((UNKNOWN if leo < 0 else (leo > x.hw) - (leo < x.hw),
+                              leo > len(s.brokers[f].log) or not s.brokers[f].alive,
+                              epoch == regs[f].epoch, f in x.isr or f in x.pending)
+                             for f, (leo, epoch, _) in enumerate(x.followers) if f != b)
+                lead = (grow, view)
+            brokers.append((1, regs[b].fenced, eligible, holds, role, x.meta < pe, x.partition_epoch > x.meta, lead))
+        fetches = tuple(sorted((m.broker_epoch == regs[m.follower].epoch, m.fetch_offset > len(s.brokers[m.follower].log))
+                               for m in s.fetch_requests))
+        messages = (len(s.fetch_responses), len(s.ap_requests), len(s.ap_responses))
+        stale_alter = any(m.partition_epoch != pe for m in s.ap_requests)
+        return (pe, len(reg.isr), tuple(brokers), fetches, messages, stale_alter, len(s.history.acked) > 0, len(committed))
+
     def fingerprint(self, s: State) -> int:
         """The tuple hash: states hold only ints, bools and tuples, whose hashes are process-independent."""
         return hash(s)
