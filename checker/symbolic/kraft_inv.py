@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import z3
 
-from checker.symbolic.kraft_next import Ctx, last_epoch, majority, select, truncation_offset
+from checker.symbolic.kraft_next import Ctx, last_epoch, log_end_offset_for_epoch, majority, select, truncation_offset
 from checker.symbolic.kraft_state import EMPTY, REQUEST, RESPONSE, FETCH_REQUEST
 from checker.symbolic.term import Sym, at_least, at_most, count
 from model.kraft.rules import (
@@ -501,28 +501,6 @@ def vote_snapshot(c: Ctx, s: Sym) -> Any:
     return z3.And(out)
 
 
-def end_offset_for_epoch(c: Ctx, eps: list[Any], length: Any, epoch: Any) -> tuple[Any, Any]:
-    """rules.end_offset_for_epoch of a log given by its entry epochs and length (as
-    kraft_next.end_offset_for_epoch, which reads a node's log)."""
-    L = c.L
-    above = [z3.And(k < length, eps[k] > epoch) for k in range(L)]
-    higher_start: Any = z3.IntVal(NO_ID)
-    for k in range(L - 1, -1, -1):
-        higher_start = z3.If(above[k], k, higher_start)
-    at_or_below = [z3.And(k < length, eps[k] <= epoch) for k in range(L)]
-    floor: Any = z3.IntVal(NO_ID)
-    for k in range(L):
-        floor = z3.If(at_or_below[k], eps[k], floor)
-    last = select(eps, length - 1, z3.IntVal(0))
-    has_higher = z3.Or(above) if above else z3.BoolVal(False)
-    has_floor = z3.Or(at_or_below) if at_or_below else z3.BoolVal(False)
-    cond = z3.And(epoch >= 0, length > 0)
-    off = z3.If(z3.And(cond, last == epoch), length, z3.If(z3.And(cond, has_higher), higher_start, length))
-    ep = z3.If(z3.And(cond, last == epoch), epoch,
-               z3.If(z3.And(cond, has_higher), z3.If(has_floor, floor, epoch), last))
-    return off, ep
-
-
 def diverging_response(c: Ctx, s: Sym) -> Any:
     """A diverging Fetch response in flight to a follower answers its current log: the
     follower's last epoch is older than the response's epoch, and truncating at the diverging
@@ -535,7 +513,7 @@ def diverging_response(c: Ctx, s: Sym) -> Any:
         k = (FETCH_REQUEST, a, b)
         me = s[("mepoch",) + k]
         lea = last_epoch(c, s, a)
-        off, ep = end_offset_for_epoch(c, [_elog(s, x, me)[0] for x in range(c.L)], elen[me], lea)
+        off, ep = log_end_offset_for_epoch(c, [_elog(s, x, me)[0] for x in range(c.L)], elen[me], lea)
         div = z3.And(s[("st",) + k] == RESPONSE, s[("merror",) + k] == NONE, s[("div_epoch",) + k] != NO_ID)
         cut = truncation_offset(c, s, a, s[("div_offset",) + k], s[("div_epoch",) + k])
         out.append(z3.Implies(div, z3.And(lea < me, cut == truncation_offset(c, s, a, off, ep))))

@@ -80,25 +80,31 @@ def entry_kind(c: Ctx, s: Sym, i: int, k: Any) -> Any:
 
 
 def end_offset_for_epoch(c: Ctx, s: Sym, i: int, epoch: Any) -> tuple[Any, Any]:
-    """rules.end_offset_for_epoch as (offset, epoch). The first offset whose epoch is above the
-    one asked for starts the next larger cache entry; the epoch of the last offset at or below
-    it is the floor entry's epoch (both hold for any log, monotonic or not)."""
-    leo, L = s[("leo", i)], c.L
-    eps = [s[("lep", i, k)] for k in range(L)]
-    above = [z3.And(k < leo, eps[k] > epoch) for k in range(L)]
+    """rules.end_offset_for_epoch over node i's log, as (offset, epoch)."""
+    return log_end_offset_for_epoch(c, [s[("lep", i, k)] for k in range(c.L)], s[("leo", i)], epoch)
+
+
+def log_end_offset_for_epoch(c: Ctx, eps: list[Any], length: Any, epoch: Any) -> tuple[Any, Any]:
+    """rules.end_offset_for_epoch of a log given by its entry epochs and length, as (offset, epoch).
+
+    The first offset whose epoch is above the one asked for starts the next larger cache entry;
+    the epoch of the last offset at or below it is the floor entry's epoch (both hold for any
+    log, monotonic or not)."""
+    L = c.L
+    above = [z3.And(k < length, eps[k] > epoch) for k in range(L)]
     higher_start: Any = z3.IntVal(NO_ID)
     for k in range(L - 1, -1, -1):
         higher_start = z3.If(above[k], k, higher_start)
-    at_or_below = [z3.And(k < leo, eps[k] <= epoch) for k in range(L)]
+    at_or_below = [z3.And(k < length, eps[k] <= epoch) for k in range(L)]
     floor: Any = z3.IntVal(NO_ID)
     for k in range(L):
         floor = z3.If(at_or_below[k], eps[k], floor)
-    last = last_epoch(c, s, i)
+    last = select(eps, length - 1, z3.IntVal(0))  # rules.last_epoch: 0 for an empty log
     has_higher = z3.Or(above) if above else F
     has_floor = z3.Or(at_or_below) if at_or_below else F
-    cond_cache = z3.And(epoch >= 0, leo > 0)
-    off = z3.If(z3.And(cond_cache, last == epoch), leo,
-                z3.If(z3.And(cond_cache, has_higher), higher_start, leo))
+    cond_cache = z3.And(epoch >= 0, length > 0)
+    off = z3.If(z3.And(cond_cache, last == epoch), length,
+                z3.If(z3.And(cond_cache, has_higher), higher_start, length))
     ep = z3.If(z3.And(cond_cache, last == epoch), epoch,
                z3.If(z3.And(cond_cache, has_higher), z3.If(has_floor, floor, epoch), last))
     return off, ep
