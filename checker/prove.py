@@ -1,11 +1,11 @@
 """`kcheck prove`: Z3 proofs over the symbolic encoding of a model (checker/symbolic/).
 
-  kcheck prove [CONFIG.toml] [--model kraft] [--variant NAME] [--preset NAME] [--set K=V]...
+  kcheck prove [CONFIG.toml] [--model kraft|replication] [--variant NAME] [--preset NAME] [--set K=V]...
                [--size N] [--invariant NAME]... [--bmc K] [--timeout S] [--all-actions] [--json]
                [--trace-out FILE]
 
-Without --bmc: induction. The invariants (default: election_safety, log_matching and
-leader_completeness) and their lemmas (spec/proofs.md) must hold initially and be preserved by
+Without --bmc: induction. The invariants (default for kraft: election_safety, log_matching and
+leader_completeness; for replication: structural) and their lemmas (spec/proofs.md) must hold initially and be preserved by
 every action; a failure prints the counterexample to induction (CTI) as a state and the action
 that breaks the named conjunct. With --bmc K: bounded model checking to depth K; a violation is
 printed as a trace and written to --trace-out as ITF.
@@ -42,10 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_config_arguments(parser)
     parser.add_argument("--size", type=_positive_int, metavar="N",
-                        help="number of voters (overrides the config's `voters`; any N, beyond BFS's range)")
+                        help="number of voters (kraft) or brokers (replication); overrides the config's "
+                             "`voters` / `brokers`; any N, beyond BFS's range")
     parser.add_argument("--invariant", action="append", default=[], metavar="NAME",
                         help="an invariant to prove (repeatable; default: election_safety, log_matching,"
-                             " leader_completeness)")
+                             " leader_completeness for kraft; structural for replication)")
     parser.add_argument("--bmc", type=_positive_int, metavar="K", help="bounded model checking to depth K")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
                         help="seconds per Z3 query (induction) or in all (BMC); past it: unknown, exit 3")
@@ -56,26 +57,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
+# per model: the config key --size sets, and what its symbolic encoding provides
+_SIZE_KEY = {"kraft": "voters", "replication": "brokers"}
+
+
+def _encoding(model: str) -> tuple[Any, Any, Any, tuple[str, ...]]:
+    """(Ctx class, Params class, the invariant formulas, the default targets) of a model."""
+    if model == "kraft":
+        from checker.symbolic.kraft_inv import DEFAULT_TARGETS, INVARIANTS
+        from checker.symbolic.kraft_next import Ctx
+        from model.kraft.params import Params
+    else:
+        from checker.symbolic.replication_inv import DEFAULT_TARGETS, INVARIANTS  # type: ignore[assignment]
+        from checker.symbolic.replication_next import Ctx  # type: ignore[assignment]
+        from model.replication.params import Params  # type: ignore[assignment]
+    return Ctx, Params, INVARIANTS, DEFAULT_TARGETS
+
+
+def _provable_lemmas(model: str) -> list[str]:
+    """Lemmas `--invariant` also accepts (replication: each lemma with a strengthening of its own)."""
+    if model != "replication":
+        return []
+    from checker.symbolic.replication_inv import LEMMAS, SUPPORT
+
+    return [n for n in LEMMAS if n in SUPPORT]
+
+
 def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
     from checker.cli import run_config
-    from checker.symbolic.kraft_inv import DEFAULT_TARGETS, INVARIANTS
-    from checker.symbolic.kraft_next import Ctx
-    from model.kraft.params import Params
 
     if args.model is None and args.config_file is None:
-        args.model = "kraft"  # the one model with a symbolic encoding
+        args.model = "kraft"  # the default model of `kcheck prove`
     rc = run_config(args)
-    if rc.model != "kraft":
-        raise ConfigError(f"kcheck prove encodes --model kraft only; {rc.model} has no symbolic encoding yet")
+    if rc.model not in _SIZE_KEY:
+        raise ConfigError(f"kcheck prove encodes --model {' and '.join(_SIZE_KEY)}; {rc.model} has no symbolic encoding")
     if args.timeout <= 0:
         raise ConfigError(f"--timeout must be positive, got {args.timeout}")
+    Ctx, Params, invariants, default_targets = _encoding(rc.model)
     config = dict(rc.config)
     if args.size is not None:
-        config["voters"] = args.size
-    targets = list(args.invariant) or list(DEFAULT_TARGETS)
+        config[_SIZE_KEY[rc.model]] = args.size
+    targets = list(args.invariant) or list(default_targets)
+    lemmas = _provable_lemmas(rc.model)
     for name in targets:
-        if name not in INVARIANTS:
-            raise ConfigError(f"unknown invariant {name!r} (kraft invariants: {', '.join(INVARIANTS)})")
+        if name not in invariants and name not in lemmas:
+            also = f"; lemmas: {', '.join(lemmas)}" if lemmas else ""
+            raise ConfigError(f"unknown invariant {name!r} ({rc.model} invariants: {', '.join(invariants)}{also})")
     ctx = Ctx.of(Params.from_config(config), rc.variant)
     model = rc.definition.build(config, rc.variant)
     return rc, ctx, model, targets
@@ -94,12 +121,14 @@ def run(args: argparse.Namespace) -> int:
     rc, ctx, model, targets = _setup(args)
     if args.trace_out and not args.bmc:
         raise ConfigError("--trace-out needs --bmc (a CTI is not a trace from the initial state)")
+    size_key = _SIZE_KEY[rc.model]
     report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
-                              "config": {**dict(rc.config), "voters": ctx.n}, "invariants": targets}
+                              "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets}
     if args.bmc:
         text = _run_bmc(args, rc, ctx, model, targets, report)
     else:
         text = _run_induction(args, ctx, model, targets, report)
+    text = text.replace("voters:     ", f"{size_key + ':':<12}", 1)
     if args.json:
         print(json.dumps(report))
     else:
@@ -118,7 +147,9 @@ def _run_induction(args: argparse.Namespace, ctx: Any, model: Any, targets: list
     t0 = time.monotonic()
     o = prove(ctx, targets, timeout_s=args.timeout, symmetric=not args.all_actions, progress=progress)
     wall = time.monotonic() - t0
-    lemmas = [n for n in conjuncts_for(targets) if n not in targets]
+    from checker.symbolic.induction import encoding_of
+
+    lemmas = [n for n in conjuncts_for(targets, encoding_of(ctx).support) if n not in targets]
     report.update({"mode": "induction", "result": o.result, "lemmas": lemmas, "queries": len(o.checks),
                    "seconds": round(wall, 3), "solver_seconds": round(o.seconds, 3),
                    "never_enabled": o.never_enabled, "reason": o.reason, "cti": None})

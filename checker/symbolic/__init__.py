@@ -7,9 +7,12 @@ Modules:
   kraft_state the KRaft state layout: variables, the abstraction of a Python state, decoding
   kraft_next  the KRaft transition relation, one function per action of model/kraft/client.py
   kraft_inv   the KRaft safety invariants (model/kraft/properties.py) and the auxiliary lemmas
+  replication_state, replication_next, replication_inv
+              the same three for the replication model (model/replication)
   induction   Init => Inv and Inv & Next => Inv', per action, with counterexamples to induction
   bmc         bounded model checking: K unrolled steps, a counterexample as a concrete trace
   conformance the encoding against the Python model on sampled reachable states
 
-The encoding is cross-checked against the Python model (tests/test_symbolic_conformance.py).
+Each encoding is cross-checked against its Python model (tests/test_symbolic_conformance.py,
+tests/test_symbolic_replication.py).
 """

@@ -1,4 +1,4 @@
-"""Bounded model checking of the KRaft encoding: Init(s0) & Next(s0, s1) & ... & Next(sk-1, sk)
+"""Bounded model checking of a symbolic encoding (KRaft, replication): Init(s0) & Next(s0, s1) & ... & Next(sk-1, sk)
 & not P(sk), for k = 0..K, incrementally. A satisfying assignment is a counterexample of k
 steps; it is replayed through the Python model (so a trace the model does not take is an
 encoding bug, reported as such) and returned as [(action or None, state), ...], ready for
@@ -12,9 +12,7 @@ from typing import Any, Callable, Sequence
 
 import z3
 
-from checker.symbolic.induction import formula
-from checker.symbolic.kraft_next import Ctx, actions, transition
-from checker.symbolic.kraft_state import decode, fresh, init_constraint
+from checker.symbolic.induction import encoding_of
 
 VIOLATION, OK, UNKNOWN = "violation", "ok", "unknown"
 
@@ -47,19 +45,21 @@ def replay(model: Any, acts: Sequence[Any]) -> list[tuple[Any, Any]]:
     return trace
 
 
-def bmc(ctx: Ctx, model: Any, targets: Sequence[str], depth: int, timeout_s: float = 600.0,
+def bmc(ctx: Any, model: Any, targets: Sequence[str], depth: int, timeout_s: float = 600.0,
         progress: Callable[[int, float], None] | None = None) -> BmcOutcome:
     """Look for a violation of the targets within `depth` steps."""
+    enc = encoding_of(ctx)
+    fresh, formula = enc.fresh, enc.formula
     lay = ctx.layout
-    acts = actions(ctx)
+    acts = enc.actions(ctx)
     t_start = time.monotonic()
     solver = z3.Solver()
     states = [fresh(lay, "b0_")]
     sels: list[Any] = []
-    solver.add(init_constraint(lay, states[0]))
+    solver.add(enc.init(ctx, states[0]))
     # the relation once, over template variables, then renamed per step
     tpl_pre, tpl_post, tpl_sel = fresh(lay, "tp_"), fresh(lay, "tq_"), z3.Int("t_sel")
-    rel = transition(ctx, tpl_pre, tpl_post, acts, tpl_sel)
+    rel = enc.transition(ctx, tpl_pre, tpl_post, acts, tpl_sel)
     out = BmcOutcome(OK, -1, 0.0)
     for k in range(depth + 1):
         t0 = time.monotonic()
@@ -86,10 +86,12 @@ def bmc(ctx: Ctx, model: Any, targets: Sequence[str], depth: int, timeout_s: flo
             break
         if r == z3.sat:
             m = solver.model()
-            taken = [acts[m.eval(sel, model_completion=True).as_long()] for sel in sels]
+            taken = [enc.concrete_action(ctx, acts[m.eval(sel, model_completion=True).as_long()], m, states[x])
+                     for x, sel in enumerate(sels)]
             trace = replay(model, taken)
+            epochs = range(0, getattr(ctx.p, "max_epoch", 0) + 2)
             for (_, py), sym in zip(trace, states):
-                if py != decode(lay, m, sym, range(0, ctx.p.max_epoch + 2)):
+                if py != enc.decode(lay, m, sym, epochs):
                     raise EncodingDrift(f"the encoding's state after {taken[:len(trace)]} differs from the model's")
             broken = [p.name for p in model.properties if p.kind == "always" and not p.predicate(trace[-1][1])]
             out.result, out.trace = VIOLATION, trace

@@ -16,8 +16,7 @@ from typing import Any
 
 import z3
 
-from checker.symbolic.kraft_next import Ctx, transition
-from checker.symbolic.kraft_state import decode, fresh, matches
+from checker.symbolic.induction import encoding_of
 
 
 def sample(model: Any, limit: int) -> list[Any]:
@@ -85,26 +84,27 @@ class Report:
 class Relation:
     """Next(pre, post) built once over fresh variables; concrete states are asserted per check."""
 
-    def __init__(self, ctx: Ctx) -> None:
+    def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
-        self.pre = fresh(ctx.layout, "pre_")
-        self.post = fresh(ctx.layout, "post_")
+        self.enc = enc = encoding_of(ctx)
+        self.pre = enc.fresh(ctx.layout, "pre_")
+        self.post = enc.fresh(ctx.layout, "post_")
         self.solver = z3.Solver()
-        self.solver.add(transition(ctx, self.pre, self.post))
+        self.solver.add(enc.transition(ctx, self.pre, self.post))
 
     def allows(self, s: Any, t: Any) -> bool:
         """Does the relation allow the concrete step s -> t?"""
-        lay = self.ctx.layout
+        lay, matches = self.ctx.layout, self.enc.matches
         return self.solver.check(matches(lay, self.pre, s), matches(lay, self.post, t)) == z3.sat
 
     def successors(self, s: Any, limit: int = 10_000) -> list[Any]:
         """The concrete successors of s the relation allows (Z3 models, each blocked in turn)."""
-        lay = self.ctx.layout
+        lay, matches, decode = self.ctx.layout, self.enc.matches, self.enc.decode
         out: list[Any] = []
         self.solver.push()
         try:
             self.solver.add(matches(lay, self.pre, s))
-            epochs = range(0, self.ctx.p.max_epoch + 2)
+            epochs = range(0, getattr(self.ctx.p, "max_epoch", 0) + 2)
             while len(out) < limit and self.solver.check() == z3.sat:
                 t = decode(lay, self.solver.model(), self.post, epochs)
                 out.append(t)
@@ -114,7 +114,7 @@ class Relation:
         return out
 
 
-def check_transitions(model: Any, ctx: Ctx, states: list[Any], relation: Relation | None = None) -> Report:
+def check_transitions(model: Any, ctx: Any, states: list[Any], relation: Relation | None = None) -> Report:
     """Every model transition from `states` satisfies the relation."""
     rel = relation or Relation(ctx)
     r = Report()
@@ -127,13 +127,14 @@ def check_transitions(model: Any, ctx: Ctx, states: list[Any], relation: Relatio
     return r
 
 
-def check_successors(model: Any, ctx: Ctx, states: list[Any], relation: Relation | None = None) -> Report:
+def check_successors(model: Any, ctx: Any, states: list[Any], relation: Relation | None = None) -> Report:
     """For each state without a history conflict, symbolic successors == model successors."""
     rel = relation or Relation(ctx)
+    conflict = rel.enc.has_conflict or has_conflict
     r = Report()
     for s in states:
         py = successors(model, s)
-        if has_conflict(s) or any(has_conflict(t) for t in py):
+        if conflict(s) or any(conflict(t) for t in py):
             continue
         r.states += 1
         sym = rel.successors(s, limit=len(py) + 5)

@@ -11,6 +11,9 @@ Z3 `unknown` (a timeout, or quantifier incompleteness) is reported as such, neve
 
 Voters are interchangeable (the model's symmetry, model/kraft/symmetry.py) and Inv is invariant
 under renaming, so by default one action per orbit is checked (node 0; the pair (0, 1)).
+
+The engine is generic: a Ctx with an `encoding` attribute (replication_inv.ENCODING) brings its
+own actions, step, state layout, formulas and lemmas; a Ctx without one is the KRaft encoding.
 """
 from __future__ import annotations
 
@@ -21,11 +24,32 @@ from typing import Any, Callable, Sequence
 import z3
 
 from checker.symbolic.kraft_inv import INVARIANTS, LEMMAS, QUANTIFIED, SUPPORT
-from checker.symbolic.kraft_next import Ctx, actions, step
-from checker.symbolic.kraft_state import decode, fresh, init_constraint, key_name
+from checker.symbolic.kraft_next import Ctx, actions
 from checker.symbolic.term import Sym
 
 PROVED, CTI, UNKNOWN, VACUOUS = "proved", "cti", "unknown", "vacuous"
+
+
+def _kraft_encoding() -> Any:
+    """What the engines need from the KRaft encoding (the default when a Ctx names none)."""
+    from types import SimpleNamespace
+
+    from checker.symbolic import kraft_next, kraft_state
+
+    return SimpleNamespace(
+        name="kraft", actions=kraft_next.actions, representatives=representatives, step=kraft_next.step,
+        transition=kraft_next.transition, fresh=kraft_state.fresh, key_name=kraft_state.key_name,
+        init=lambda ctx, sym: kraft_state.init_constraint(ctx.layout, sym), matches=kraft_state.matches,
+        decode=kraft_state.decode, formula=formula, invariants=INVARIANTS, lemmas=LEMMAS, support=SUPPORT,
+        quantified=QUANTIFIED, ghosts=ghosts, concrete_action=lambda ctx, a, model, pre: a,
+        has_conflict=None,
+    )
+
+
+def encoding_of(ctx: Any) -> Any:
+    """The encoding a Ctx belongs to: its `encoding` attribute, else the KRaft one."""
+    enc = getattr(ctx, "encoding", None)
+    return enc if enc is not None else _kraft_encoding()
 
 
 @dataclass
@@ -62,11 +86,12 @@ class Outcome:
         return sum(c.seconds for c in self.checks)
 
 
-def conjuncts_for(targets: Sequence[str]) -> list[str]:
+def conjuncts_for(targets: Sequence[str], support: Any = None) -> list[str]:
     """The targets and, before them, every lemma their proofs use (in a fixed order)."""
+    support = SUPPORT if support is None else support
     names: list[str] = []
     for t in targets:
-        for lemma in SUPPORT.get(t, ()):
+        for lemma in support.get(t, ()):
             if lemma not in names:
                 names.append(lemma)
     for t in targets:
@@ -111,11 +136,13 @@ def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: 
           progress: Callable[[Check], None] | None = None, only: Sequence[Any] | None = None) -> Outcome:
     """Check that the targets and their lemmas form an inductive invariant (`only`: check
     consecution for these actions alone, e.g. in tests)."""
-    names = conjuncts_for(targets)
+    enc = encoding_of(ctx)
+    formula = enc.formula
+    names = conjuncts_for(targets, enc.support)
     out = Outcome(PROVED, names)
     lay = ctx.layout
     ms = max(1, int(timeout_s * 1000))
-    pre = fresh(lay, "s_")
+    pre = enc.fresh(lay, "s_")
     inv = {n: formula(n)(ctx, pre) for n in names}
     inv_all = z3.And(list(inv.values()))
 
@@ -130,9 +157,9 @@ def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: 
     for n in names:
         s = _solver(ms)
         t0 = time.monotonic()
-        r = s.check(init_constraint(lay, pre), z3.Not(inv[n]))
+        r = s.check(enc.init(ctx, pre), z3.Not(inv[n]))
         if record(f"Init => {n}", r, t0) == "fails":
-            st = decode(lay, s.model(), pre)
+            st = enc.decode(lay, s.model(), pre)
             out.result, out.cti = CTI, Counterexample(n, None, st, st)
             return out
         if r == z3.unknown:
@@ -142,15 +169,15 @@ def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: 
     # 2. non-vacuity: Init & Inv satisfiable
     s = _solver(ms)
     t0 = time.monotonic()
-    if record("Init & Inv satisfiable", s.check(init_constraint(lay, pre), inv_all), t0) != "fails":
+    if record("Init & Inv satisfiable", s.check(enc.init(ctx, pre), inv_all), t0) != "fails":
         out.result, out.reason = VACUOUS, "Init & Inv is unsatisfiable (or unknown): nothing would be proved"
         return out
     # 3. consecution, per action and conjunct
-    acts = list(only) if only is not None else representatives(ctx) if symmetric else actions(ctx)
+    acts = list(only) if only is not None else enc.representatives(ctx) if symmetric else enc.actions(ctx)
     unknown: list[str] = []
-    inv_qf = z3.And([f for n, f in inv.items() if n not in QUANTIFIED])
+    inv_qf = z3.And([f for n, f in inv.items() if n not in enc.quantified])
     for a in acts:
-        st = step(ctx, pre, a)
+        st = enc.step(ctx, pre, a)
         # enabled in some state of the quantifier-free part of Inv? (a sat query: quantifiers
         # would make it hard; an action enabled nowhere would be proved preserving vacuously)
         s = _solver(min(ms, 20_000))
@@ -173,7 +200,7 @@ def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: 
             if v is pre.f[key] or v.eq(pre.f[key]):
                 named[key] = v
             else:
-                named[key] = z3.Const(key_name("t_", key), v.sort())
+                named[key] = z3.Const(enc.key_name("t_", key), v.sort())
                 s.add(named[key] == v)
         post = Sym(named)
         for n in names:
@@ -190,7 +217,8 @@ def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: 
             if ans == "fails":
                 m = s.model()
                 out.result = CTI
-                out.cti = Counterexample(n, a, decode(lay, m, pre), decode(lay, m, st.post), ghosts(ctx, m, pre))
+                out.cti = Counterexample(n, a, enc.decode(lay, m, pre), enc.decode(lay, m, st.post),
+                                         enc.ghosts(ctx, m, pre) if enc.ghosts else {})
                 return out
             if ans == "unknown":
                 unknown.append(f"{a!r} => {n}'")
@@ -215,9 +243,10 @@ def ghosts(ctx: Ctx, m: z3.ModelRef, s: Sym) -> dict[str, Any]:
 
 def preserves(ctx: Ctx, targets: Sequence[str], action: Any, conjunct: str, timeout_s: float = 60.0) -> str:
     """Does `action` preserve one conjunct of the targets' Inv? "holds" | "fails" | "unknown"."""
-    pre = fresh(ctx.layout, "s_")
-    st = step(ctx, pre, action)
+    enc = encoding_of(ctx)
+    pre = enc.fresh(ctx.layout, "s_")
+    st = enc.step(ctx, pre, action)
     s = _solver(max(1, int(timeout_s * 1000)))
-    s.add([formula(n)(ctx, pre) for n in conjuncts_for(targets)])
-    s.add(st.guard, z3.Not(formula(conjunct)(ctx, st.post)))
+    s.add([enc.formula(n)(ctx, pre) for n in conjuncts_for(targets, enc.support)])
+    s.add(st.guard, z3.Not(enc.formula(conjunct)(ctx, st.post)))
     return _answer(s.check())
