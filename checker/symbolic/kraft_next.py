@@ -16,7 +16,7 @@ from typing import Any, Callable
 import z3
 
 from checker.symbolic.kraft_state import EMPTY, FETCH_REQUEST, REQUEST, RESPONSE, RPCS, Layout
-from checker.symbolic.term import Step, Sym, at_least, at_most, cases, ite, select, smax, smin, step_ite
+from checker.symbolic.term import Step, Sym, at_least, at_most, cases, ite, relation, select, smax, smin, step_ite
 from model.kraft import actions as A
 from model.kraft.params import Params
 from model.kraft.rules import (
@@ -853,19 +853,6 @@ def step(c: Ctx, s: Sym, a: Any) -> Step:
 
 
 def transition(c: Ctx, pre: Sym, post: Sym, acts: list[Any] | None = None, selector: Any = None) -> Any:
-    """Next(pre, post): some action is enabled and post is its successor. With a `selector`
-    (an Int), selector == index of the action taken. Each variable of post is one If-chain over
-    the actions that change it, so the relation stays small."""
+    """Next(pre, post) over every action instance (term.relation; selector == the action index)."""
     acts = actions(c) if acts is None else acts
-    steps = [step(c, pre, a) for a in acts]
-    sel = selector if selector is not None else z3.FreshInt("act")
-    enabled = z3.Or([z3.And(sel == x, st.guard) for x, st in enumerate(steps)])
-    eqs = []
-    for key, v0 in pre.f.items():
-        chain = v0
-        for x in range(len(steps) - 1, -1, -1):
-            v = steps[x].post[key]
-            if not (v is v0 or v.eq(v0)):
-                chain = z3.If(sel == x, v, chain)
-        eqs.append(post[key] == chain)
-    return z3.And(enabled, *eqs)
+    return relation([step(c, pre, a) for a in acts], pre, post, selector)

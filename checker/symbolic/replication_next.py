@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, Sequence
 import z3
 
 from checker.symbolic.replication_state import APREQ, APRESP, EMPTY, FREQ, FRESP, Layout, decode_message, _Eval
-from checker.symbolic.term import Step, Sym, at_least, count, ite, select, smin
+from checker.symbolic.term import Step, Sym, at_least, count, ite, relation, select, smin
 from model.replication import actions as A
 from model.replication.params import Params
 from model.replication.state import AP_ERRORS, F_DIVERGING, F_FENCED, F_NONE, F_NOT_LEADER, F_OUT_OF_RANGE, F_UNKNOWN
@@ -909,15 +909,4 @@ def concrete_action(c: Ctx, a: Any, model: z3.ModelRef, pre: Sym) -> Any:
 def transition(c: Ctx, pre: Sym, post: Sym, acts: list[Any] | None = None, selector: Any = None) -> Any:
     """Next(pre, post): some action is enabled and post is its successor (selector == its index)."""
     acts = actions(c) if acts is None else acts
-    steps = [step(c, pre, a) for a in acts]
-    sel = selector if selector is not None else z3.FreshInt("act")
-    enabled = z3.Or([z3.And(sel == x, st.guard) for x, st in enumerate(steps)])
-    eqs = []
-    for key, v0 in pre.f.items():
-        chain = v0
-        for x in range(len(steps) - 1, -1, -1):
-            v = steps[x].post[key]
-            if not (v is v0 or v.eq(v0)):
-                chain = z3.If(sel == x, v, chain)
-        eqs.append(post[key] == chain)
-    return z3.And(enabled, *eqs)
+    return relation([step(c, pre, a) for a in acts], pre, post, selector)

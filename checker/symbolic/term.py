@@ -69,6 +69,23 @@ def step_ite(c: Any, a: Step, b: Step) -> Step:
     return Step(z3.If(c, a.guard, b.guard) if not same(a.guard, b.guard) else a.guard, ite(c, a.post, b.post))
 
 
+def relation(steps: Sequence[Step], pre: Sym, post: Sym, selector: Any = None) -> Any:
+    """Next(pre, post) over guarded steps: some step is enabled and post is its successor. With a
+    `selector` (an Int), selector == index of the step taken. Each variable of post is one
+    If-chain over the steps that change it, so the relation stays small."""
+    sel = selector if selector is not None else z3.FreshInt("act")
+    enabled = z3.Or([z3.And(sel == x, st.guard) for x, st in enumerate(steps)])
+    eqs = []
+    for key, v0 in pre.f.items():
+        chain = v0
+        for x in range(len(steps) - 1, -1, -1):
+            v = steps[x].post[key]
+            if not (v is v0 or v.eq(v0)):
+                chain = z3.If(sel == x, v, chain)
+        eqs.append(post[key] == chain)
+    return z3.And(enabled, *eqs)
+
+
 def cases(default: Step, branches: Sequence[tuple[Any, Callable[[], Step]]]) -> Step:
     """The first branch whose condition holds, else `default` (an if/elif chain)."""
     out = default
