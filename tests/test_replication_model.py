@@ -137,3 +137,34 @@ def test_default_passes_with_only_its_documented_gaps():
     assert result.distinct_states == 901_591 and result.depth == 39
     assert result.unreached == ["leaderless"]
     assert result.never_enabled == [] and result.disabled == {"DropMessage": "losses = 0"}
+
+
+def test_alter_partition_answer_to_an_older_partition_epoch_is_ignored():
+    """Partition.submitAlterPartition applies an answer only while `partitionState` is the very
+    PendingPartitionChange it was sent for; the same ISR proposed again at a newer partition
+    epoch does not match an answer to the older request."""
+    from collections import deque
+
+    from model.replication.broker_actions import handle_alter_partition_response
+
+    model = build("smoke")
+    seen, queue, checked = set(), deque(model.init_states()), 0
+    while queue and checked < 20:
+        s = queue.popleft()
+        for resp in s.ap_responses:
+            lb = s.brokers[resp.leader]
+            fresh = handle_alter_partition_response(s, model.ctx, resp)
+            if fresh is None or fresh.brokers[resp.leader].pending == lb.pending:
+                continue  # not applied: nothing to compare against
+            stale_req = resp.request._replace(partition_epoch=resp.request.partition_epoch - 1)
+            old = resp._replace(request=stale_req)
+            s_old = s._replace(ap_responses=tuple(old if m == resp else m for m in s.ap_responses))
+            stale = handle_alter_partition_response(s_old, model.ctx, old)
+            assert stale is not None and stale.brokers[resp.leader] == lb
+            checked += 1
+        for a in model.actions(s):
+            t = model.next_state(s, a)
+            if t is not None and model.fingerprint(t) not in seen:
+                seen.add(model.fingerprint(t))
+                queue.append(t)
+    assert checked == 20

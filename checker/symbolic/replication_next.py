@@ -655,7 +655,7 @@ def handle_alter_partition_response(c: Ctx, s: Sym, m: int, l: int) -> Step:
     s1 = remove_slot(s, m)
     proposed = bits_of(s, "mnis", (m,), n)
     mismatch = z3.Or(s[("leader", l)] != l, z3.Not(same_set(pend_bits(s, l, n), proposed)),
-                     s[("le", l)] != s[("mle", m)])
+                     s[("le", l)] != s[("mle", m)], s[("pe", l)] != s[("moff", m)])
     none_ok = z3.And(err == AP_NONE, s[("mr_le", m)] == s[("le", l)], s[("mr_pe", m)] >= s[("pe", l)])
     applied = z3.And(z3.Not(mismatch), z3.Or(err == AP_INELIGIBLE, none_ok))
     cleared = {**set_bits("pend", (l,), [F] * n)}

@@ -320,8 +320,10 @@ def handle_alter_partition_response(s: State, ctx: Context, resp: AlterPartition
         return None  # timing assumption: the leader replays the record before the response (spec)
     s = s._replace(ap_responses=without_message(s.ap_responses, resp))
     proposed = tuple(i for i, _ in resp.request.new_isr)
-    if lb.leader != resp.leader or lb.pending != proposed or lb.leader_epoch != resp.request.leader_epoch:
-        return s  # no longer the proposal in flight
+    req = resp.request
+    if (lb.leader != resp.leader or lb.pending != proposed or lb.leader_epoch != req.leader_epoch
+            or lb.partition_epoch != req.partition_epoch):
+        return s  # not the proposal in flight: Kafka compares the whole PendingPartitionChange
     if resp.error == _INELIGIBLE:
         lb = lb._replace(pending=())  # the controller says it was not applied: back to the committed ISR
     elif resp.error == _AP_NONE:
