@@ -502,22 +502,10 @@ def handle_broker_fenced(
     )
 
 
-def handle_broker_in_controlled_shutdown(
-    reg: PartitionRegistration,
-    brokers: tuple[BrokerRegistration, ...],
-    broker_id: int,
-    *,
-    min_isr: int,
-    elr_enabled: bool,
-    unclean_election: bool,
-) -> PartitionRegistration | None:
-    """ReplicationControlManager.handleBrokerInControlledShutdown: as fencing (brokerToRemove), ISR partitions only."""
-    if broker_id not in reg.isr:
-        return None
-    return _leader_and_isr_update(
-        reg, brokers, broker_to_remove=broker_id,
-        min_isr=min_isr, elr_enabled=elr_enabled, unclean_election=unclean_election,
-    )
+# ReplicationControlManager.handleBrokerInControlledShutdown: the partition change is fencing's
+# (generateLeaderAndIsrUpdates with brokerToRemove, over partitionsWithBrokerInIsr); only the
+# broker-registration record differs, and the model keeps no in-controlled-shutdown flag.
+handle_broker_in_controlled_shutdown = handle_broker_fenced
 
 
 def handle_broker_unfenced(
