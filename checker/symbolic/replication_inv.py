@@ -139,7 +139,8 @@ INVARIANTS: dict[str, Formula] = {
 
 # the default of `kcheck prove --model replication`: the structural invariant and the lemma that
 # the partition keeps a candidate leader while fewer brokers crashed than min ISR (with the
-# lemmas both need); candidate_completeness is not inductive with these lemmas (spec/proofs.md)
+# lemmas both need); quorum_superset is proved on request (`--invariant quorum_superset`);
+# candidate_completeness is not inductive with the shipped lemmas yet (spec/proofs.md)
 DEFAULT_TARGETS = ("structural", "candidates_remain")
 
 # --- the lemmas -------------------------------------------------------------------------------
@@ -422,6 +423,399 @@ def alter_partition_response_current(c: Ctx, s: Sym) -> Any:
     return z3.And(out)
 
 
+def leader_isr_recorded(c: Ctx, s: Sym) -> Any:
+    """A live broker acting as leader has the ISR of the record of its partition epoch: the one
+    held by the controller, and the one any AlterPartition answer of that partition epoch
+    carries; two answers of one partition epoch carry the same record. A leader takes its ISR
+    and partition epoch together, from the record it replays or from an answer carrying a
+    record; records never change, and an answer copies the controller's record."""
+    out = []
+    ok = lambda m: z3.And(s[("mk", m)] == S.APRESP, s[("merr", m)] == N.AP_NONE)
+    risr = lambda m: [s[("mr_isr", m, j)] for j in _brokers(c)]
+    relr = lambda m: [s[("mr_elr", m, j)] for j in _brokers(c)]
+    for l in _brokers(c):
+        leads = z3.And(s[("alive", l)], s[("leader", l)] == l)
+        isr = [s[("isr", l, j)] for j in _brokers(c)]
+        for q in range(c.layout.P + 1):
+            held = z3.And(s[("c_start",)] <= q, q <= s[("c_latest",)], s[("pe", l)] == q)
+            out.append(z3.Implies(z3.And(leads, held), N.same_set(isr, _rec(c, s, q)[0])))
+        for m in range(c.M):
+            out.append(z3.Implies(z3.And(leads, ok(m), s[("mr_pe", m)] == s[("pe", l)]), N.same_set(isr, risr(m))))
+    for m in range(c.M):
+        for m2 in range(m + 1, c.M):
+            same = z3.And(ok(m), ok(m2), s[("mr_pe", m)] == s[("mr_pe", m2)])
+            out.append(z3.Implies(same, z3.And(N.same_set(risr(m), risr(m2)), N.same_set(relr(m), relr(m2)),
+                                               s[("mr_le", m)] == s[("mr_le", m2)],
+                                               s[("mr_leader", m)] == s[("mr_leader", m2)])))
+    return z3.And(out)
+
+
+def ap_unique(c: Ctx, s: Sym) -> Any:
+    """No two AlterPartition messages (requests or responses) in flight come from the same sender
+    incarnation at the same leader and partition epochs. A leader sends a proposal only with
+    nothing pending and keeps it pending until the answer to it arrives (which consumes the
+    response) or it replays a record (which moves its partition epoch on); the controller
+    consumes the request when it answers; a restart takes a new broker epoch."""
+    out = []
+    ap = lambda m: z3.Or(s[("mk", m)] == S.APREQ, s[("mk", m)] == S.APRESP)
+    for m in range(c.M):
+        for m2 in range(m + 1, c.M):
+            same = z3.And(ap(m), ap(m2), s[("ma", m)] == s[("ma", m2)], s[("mbe", m)] == s[("mbe", m2)],
+                          s[("mle", m)] == s[("mle", m2)], s[("moff", m)] == s[("moff", m2)])
+            out.append(z3.Not(same))
+    return z3.And(out)
+
+
+def ap_in_flight_pending(c: Ctx, s: Sym) -> Any:
+    """An AlterPartition request or response in flight from a live sender's current incarnation
+    (broker epoch its registration's), at the leader and partition epochs the sender still has,
+    is from a leader that has exactly that ISR pending. The leader sends it with its epochs and
+    sets the proposal pending; the pending ISR is cleared only by the answer to this very
+    request (it compares the whole proposal, partition epoch included, and consumes the
+    response) or by replaying a record, which moves the leader's partition epoch past the
+    request's; the controller turns the request into its response; a restart changes the
+    broker epoch. So the controller accepts a request (latest partition and leader epochs,
+    which the sender has: message_domains) only while its sender has it pending."""
+    out = []
+    for m in range(c.M):
+        a = s[("ma", m)]
+        ids = [s[("mnis", m, j)] for j in _brokers(c)]
+        ap = z3.Or(s[("mk", m)] == S.APREQ, s[("mk", m)] == S.APRESP)
+        for l in _brokers(c):
+            cond = z3.And(ap, a == l, s[("alive", l)], s[("mbe", m)] == s[("rep", l)],
+                          s[("le", l)] == s[("mle", m)], s[("pe", l)] == s[("moff", m)])
+            out.append(z3.Implies(cond, z3.And(s[("leader", l)] == l,
+                                               N.same_set([s[("pend", l, j)] for j in _brokers(c)], ids))))
+    return z3.And(out)
+
+
+def leader_records_shrink(c: Ctx, s: Sym) -> Any:
+    """For a live broker acting as leader: every held record of its leader epoch after its
+    partition epoch has an ISR within the leader's ISR ∪ pending ISR, and an ELR too while the
+    leader's ISR has min ISR members. Those records come from fencing, controlled shutdown or
+    unclean restart (which only remove members, into the ELR at most, and the ELR is empty at
+    the leader's record when its ISR has min ISR members: records_structural) or from accepting
+    the leader's own pending proposal (at the leader's partition epoch, the latest then: the
+    request carries it, ap_in_flight_pending); a leader with nothing pending has no request the
+    controller could accept. Records of one leader epoch led by a live broker, from one past its
+    partition epoch on, only shrink: the controller accepts a proposal only at the partition
+    epoch the leader had when it sent it, which is at most the one it has replayed. A pending
+    proposal keeps the leader (its ISR plus or minus another member)."""
+    out = []
+    for l in _brokers(c):
+        leads = z3.And(s[("alive", l)], s[("leader", l)] == l)
+        cover = [z3.Or(s[("isr", l, j)], s[("pend", l, j)]) for j in _brokers(c)]
+        big = at_least([s[("isr", l, j)] for j in _brokers(c)], c.p.min_isr)
+        for q in range(c.layout.P + 1):
+            later = z3.And(leads, s[("c_start",)] <= q, q <= s[("c_latest",)], q > s[("pe", l)],
+                           s[("c_le", q)] == s[("le", l)])
+            qisr, qelr = _rec(c, s, q)
+            out.append(z3.Implies(later, z3.And(_subset(qisr, cover), z3.Implies(big, _subset(qelr, cover)))))
+            for q2 in range(q + 1, c.layout.P + 1):
+                both = z3.And(s[("alive", l)], s[("c_leader", q)] == l, s[("c_start",)] <= q,
+                              q2 <= s[("c_latest",)], q > s[("pe", l)], s[("c_le", q2)] == s[("c_le", q)])
+                isr2, elr2 = _rec(c, s, q2)
+                out.append(z3.Implies(both, z3.And(_subset(isr2, qisr),
+                                                   _subset(elr2, [z3.Or(x, y) for x, y in zip(qisr, qelr)]))))
+        out.append(z3.Implies(z3.And(leads, nonempty([s[("pend", l, j)] for j in _brokers(c)])), s[("pend", l, l)]))
+    return z3.And(out)
+
+
+def pending_not_accepted(c: Ctx, s: Sym) -> Any:
+    """While an AlterPartition request, or an answer with an error, is in flight from a live
+    leader that still has it pending (ap_in_flight_pending), the controller has not accepted the
+    proposal: every held record of the leader's epoch after the request's partition epoch has an
+    ISR within the leader's ISR (and an ELR too while that ISR has min ISR members). Records
+    after it come from fencing, controlled shutdown or unclean restart, which only remove
+    members (into the ELR at most); the controller adds members only by accepting a request at
+    its partition epoch, and this leader sends no other while this one is pending; accepting
+    this one turns it into an answer without error."""
+    out = []
+    for m in range(c.M):
+        a = s[("ma", m)]
+        kind = z3.Or(s[("mk", m)] == S.APREQ, z3.And(s[("mk", m)] == S.APRESP, s[("merr", m)] != N.AP_NONE))
+        for l in _brokers(c):
+            cond = z3.And(kind, a == l, s[("alive", l)], s[("mbe", m)] == s[("rep", l)],
+                          s[("le", l)] == s[("mle", m)], s[("pe", l)] == s[("moff", m)])
+            isr = [s[("isr", l, j)] for j in _brokers(c)]
+            big = at_least(isr, c.p.min_isr)
+            for q in range(c.layout.P + 1):
+                later = z3.And(s[("c_start",)] <= q, q <= s[("c_latest",)], q > s[("moff", m)],
+                               s[("c_le", q)] == s[("mle", m)])
+                qisr, qelr = _rec(c, s, q)
+                out.append(z3.Implies(z3.And(cond, later), z3.And(_subset(qisr, isr),
+                                                                  z3.Implies(big, _subset(qelr, isr)))))
+    return z3.And(out)
+
+
+def leader_isr_covers(c: Ctx, s: Sym) -> Any:
+    """The current leader's ISR ∪ pending ISR contains the controller's ISR, and its ELR too while
+    the leader's ISR has min ISR members. A leader takes its ISR from the record it replays or
+    from an answer carrying a record no older (unreplayed_records_shrink,
+    alter_partition_response_current: later records of its leader epoch only shrink the ISR,
+    moving members into the ELR at most); the controller adds a member only on the leader's own
+    AlterPartition, at the latest partition epoch, and then the leader has that ISR pending
+    (ap_in_flight_pending) until it replays the record or takes the answer. The ELR is non-empty
+    only while the controller's ISR is below min ISR; its members left an ISR the leader knew,
+    or the leader's ISR is itself below min ISR."""
+    reg = partition(c, s)
+    out = []
+    for l in _brokers(c):
+        cover = [z3.Or(s[("isr", l, j)], s[("pend", l, j)]) for j in _brokers(c)]
+        big = at_least([s[("isr", l, j)] for j in _brokers(c)], c.p.min_isr)
+        out.append(z3.Implies(_current_leader(c, s, l), z3.And(_subset(reg["isr"], cover),
+                                                               z3.Implies(big, _subset(reg["elr"], cover)))))
+    return z3.And(out)
+
+
+def no_zombie_leader(c: Ctx, s: Sym) -> Any:
+    """(No fencing of live brokers, `fences = 0`.) A live broker acting as leader is the current
+    leader: the controller's leader, in its leader epoch. The controller moves leadership away
+    only from a fenced or shut-down leader (the leader epoch rises exactly when the leader field
+    is set), and without fencings of live brokers that leader is down; a restart forgets
+    leadership and replays the latest record. With fencings, a fenced leader that is still up is
+    a KIP-320 zombie, and this is not stated."""
+    if c.p.fences != 0:
+        return z3.BoolVal(True)
+    return z3.And([z3.Implies(z3.And(s[("alive", b)], s[("leader", b)] == b), _current_leader(c, s, b))
+                   for b in _brokers(c)])
+
+
+def _entries(c: Ctx, s: Sym) -> list[tuple[Any, Any, Any, Any]]:
+    """Every (valid, offset, leader epoch, value) entry held in a log, a Fetch response without
+    error, or the exposed prefix."""
+    out = []
+    for i in _brokers(c):
+        out += [(k < s[("leo", i)], z3.IntVal(k), s[("lep", i, k)], s[("lval", i, k)]) for k in range(c.L)]
+    for m in range(c.M):
+        ok = z3.And(s[("mk", m)] == S.FRESP, s[("merr", m)] == F_NONE)
+        out += [(z3.And(ok, x < s[("mrlen", m)]), s[("moff", m)] + x, s[("mrep", m, x)], s[("mrval", m, x)])
+                for x in range(c.L)]
+    out += [(k < s[("elen",)], z3.IntVal(k), s[("eep", k)], s[("eval", k)]) for k in range(c.L)]
+    return out
+
+
+def value_identity(c: Ctx, s: Sym) -> Any:
+    """Two entries with the same value, wherever they are held (logs, Fetch responses, the
+    exposed prefix), sit at the same offset with the same leader epoch. A value is produced once
+    (the producer's next value only grows), at the end of the leader's log in its leader epoch;
+    every other copy of it is made at the same offset (a Fetch response carries the leader's
+    records from the fetch offset, a follower appends them at its LEO = that offset, the exposed
+    prefix is a prefix of a leader's log); truncation and crashes only drop entries."""
+    es = _entries(c, s)
+    out = []
+    for x in range(len(es)):
+        for y in range(x + 1, len(es)):
+            vx, ox, ex, ax = es[x]
+            vy, oy, ey, ay = es[y]
+            out.append(z3.Implies(z3.And(vx, vy, ax == ay), z3.And(ox == oy, ex == ey)))
+    return z3.And(out)
+
+
+def fetch_positions(c: Ctx, s: Sym) -> Any:
+    """A Fetch request from a follower that is up or shut down cleanly, sent by its current
+    incarnation or while it is a member of the controller's ISR ∪ ELR, asks from an offset within
+    the follower's log; the current leader's recorded LEO of such a follower (another broker) is
+    within its log too (a controlled shutdown keeps the log). The follower sends
+    its LEO; its log then only grows within its incarnation (it appends the response to its own
+    request; truncation needs a diverging answer, which the leader does not send below an offset
+    where the logs agree, and the leader does not record the position then); a member of ISR ∪
+    ELR that restarted did so after a clean shutdown (an unclean one removes it: KAFKA-15586), so
+    kept its log."""
+    reg = partition(c, s)
+    out = []
+    for m in range(c.M):
+        for j in _brokers(c):
+            cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, z3.Or(s[("alive", j)], s[("clean", j)]),
+                          z3.Or(s[("mbe", m)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]))
+            out.append(z3.Implies(cond, s[("moff", m)] <= s[("leo", j)]))
+    for b in _brokers(c):
+        for j in _brokers(c):
+            if j == b:
+                continue
+            cond = z3.And(_current_leader(c, s, b), z3.Or(s[("alive", j)], s[("clean", j)]),
+                          z3.Or(s[("fep", b, j)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]))
+            out.append(z3.Implies(cond, s[("fleo", b, j)] <= s[("leo", j)]))
+    return z3.And(out)
+
+
+def hw_exposed(c: Ctx, s: Sym) -> Any:
+    """Every broker's HW prefix of its log is a prefix of the exposed log (so its HW is at most
+    the exposed length), and a Fetch response without error or with a diverging epoch carries an
+    HW at most the exposed length. A leader exposes its HW prefix whenever it moves its HW
+    (leader_progress); a follower takes min(the leader's HW, its log length) after appending the
+    leader's records at the offsets they have in the leader's log, and truncation lowers its HW
+    with its log; the exposed log never shrinks."""
+    out = []
+    elen = s[("elen",)]
+    for i in _brokers(c):
+        hw = s[("hw", i)]
+        out.append(hw <= elen)
+        out += [z3.Implies(k < hw, z3.And(s[("lep", i, k)] == s[("eep", k)], s[("lval", i, k)] == s[("eval", k)]))
+                for k in range(c.L)]
+    for m in range(c.M):
+        cond = z3.And(s[("mk", m)] == S.FRESP, z3.Or(s[("merr", m)] == F_NONE, s[("merr", m)] == F_DIVERGING))
+        out.append(z3.Implies(cond, s[("mhw", m)] <= elen))
+    return z3.And(out)
+
+
+def crash_count(c: Ctx, s: Sym) -> Any:
+    """The crash counter is exactly the number of restarts (broker epochs start at 1 and rise by
+    one at each restart) plus the brokers down now: every crash or controlled shutdown takes a
+    live broker down and counts one, and only a down broker restarts."""
+    return s[("crashes",)] == z3.Sum([s[("bepoch", i)] - 1 for i in _brokers(c)]) + count(
+        [z3.Not(s[("alive", i)]) for i in _brokers(c)])
+
+
+def clean_candidates_complete(c: Ctx, s: Sym) -> Any:
+    """A member of the controller's ISR ∪ ELR that is down after a controlled shutdown holds the
+    exposed prefix (candidate_completeness for the members not up). It held it when it shut down
+    (a member then, up), a controlled shutdown keeps the log, a down broker is fenced so it
+    joins no ISR, and the exposed prefix grows only to HWs the leader computes over its maximal
+    ISR, which contains the ELR while the HW can move (leader_isr_covers), with recorded
+    positions within that member's log (fetch_positions)."""
+    reg = partition(c, s)
+    return z3.And([z3.Implies(z3.And(z3.Or(reg["isr"][i], reg["elr"][i]), s[("clean", i)]), _exposed_in(c, s, i))
+                   for i in _brokers(c)])
+
+
+def leader_positions(c: Ctx, s: Sym) -> Any:
+    """A live leader's recorded LEO of each follower is within its own log: it records a fetch
+    offset only when it is at most its LEO (else OFFSET_OUT_OF_RANGE, not recorded), starts its
+    epoch with every position unknown (-1), and never truncates its own log while it leads."""
+    return z3.And([z3.Implies(z3.And(s[("alive", b)], s[("leader", b)] == b), s[("fleo", b, j)] <= s[("leo", b)])
+                   for b in _brokers(c) for j in _brokers(c)])
+
+
+def truncation_keeps_position(c: Ctx, s: Sym) -> Any:
+    """A diverging or OFFSET_OUT_OF_RANGE Fetch response from the current leader, in its leader
+    epoch, to a follower that will apply it (it follows that leader in that epoch and its LEO is
+    the fetch offset) truncates it no lower than the position the leader recorded for it (as in
+    fetch_positions) nor, for a member of the controller's ISR ∪ ELR, below the exposed prefix.
+    The leader computes the answer from its log and the request, which carries the follower's
+    log (unchanged since); the follower keeps the longest prefix its log shares with the
+    leader's, which contains every position the leader recorded (each a prefix the two logs
+    shared, and the leader's log only grows in its epoch) and the exposed prefix both hold."""
+    reg = partition(c, s)
+    out = []
+    for m in range(c.M):
+        for f in _brokers(c):
+            for l in _brokers(c):
+                if f == l:
+                    continue
+                err = s[("merr", m)]
+                cond = z3.And(s[("mk", m)] == S.FRESP, s[("ma", m)] == f, s[("mb", m)] == l, s[("alive", f)],
+                              s[("leader", f)] == l, s[("le", f)] == s[("mle", m)], s[("leo", f)] == s[("moff", m)],
+                              _current_leader(c, s, l), s[("le", l)] == s[("mle", m)],
+                              z3.Or(err == F_DIVERGING, err == F_OUT_OF_RANGE))
+                off = z3.If(err == F_DIVERGING, N.follower_truncation(c, s, f, s[("mde", m)], s[("mdo", m)]),
+                            N.out_of_range_truncation(s[("leo", f)], s[("mhw", m)]))
+                known = z3.Or(s[("fep", l, f)] == s[("bepoch", f)], reg["isr"][f], reg["elr"][f])
+                out.append(z3.Implies(z3.And(cond, known), s[("fleo", l, f)] <= off))
+                out.append(z3.Implies(z3.And(cond, z3.Or(reg["isr"][f], reg["elr"][f])), s[("elen",)] <= off))
+    return z3.And(out)
+
+
+def fetch_response_origin(c: Ctx, s: Sym) -> Any:
+    """A Fetch response without error, diverging or OFFSET_OUT_OF_RANGE was built by its leader
+    while it led in the response's leader epoch (KIP-320: another epoch gets FENCED or UNKNOWN,
+    a broker not leading gets NOT_LEADER): while that leader is up, its leader epoch is at least
+    the response's, and if equal it still leads (a leader leads until its epoch ends; a restart
+    needs a fencing, which ends its epoch). Every Fetch response goes to a live follower: the
+    leader answers only the follower's current incarnation, and going down drops the responses
+    to a broker. Held records of the response's leader epoch name its leader (records of one
+    leader epoch name one leader). While the leader is still in that epoch, an
+    OFFSET_OUT_OF_RANGE response carries an LEO between its epoch start offset and its LEO now,
+    and a response without error carries records that are its log's at their offsets (it built
+    them from its log, which only grows while it leads)."""
+    out = []
+    for m in range(c.M):
+        err = s[("merr", m)]
+        served = z3.And(s[("mk", m)] == S.FRESP, z3.Or(err == F_NONE, err == F_DIVERGING, err == F_OUT_OF_RANGE))
+        for l in _brokers(c):
+            cond = z3.And(served, s[("mb", m)] == l, s[("alive", l)])
+            out.append(z3.Implies(cond, z3.And(s[("le", l)] >= s[("mle", m)],
+                                               z3.Implies(s[("le", l)] == s[("mle", m)], s[("leader", l)] == l))))
+        out.append(z3.Implies(s[("mk", m)] == S.FRESP, N.bsel(c, s, "alive", s[("ma", m)], F)))
+        for l in _brokers(c):
+            now = z3.And(s[("mk", m)] == S.FRESP, s[("mb", m)] == l, s[("alive", l)], s[("le", l)] == s[("mle", m)])
+            out.append(z3.Implies(z3.And(now, err == F_OUT_OF_RANGE),
+                                  z3.And(s[("leso", l)] <= s[("mhw", m)], s[("mhw", m)] <= s[("leo", l)])))
+            rec = [z3.Implies(x < s[("mrlen", m)], z3.And(*[z3.Implies(s[("moff", m)] + x == k, z3.And(
+                s[("mrep", m, x)] == s[("lep", l, k)], s[("mrval", m, x)] == s[("lval", l, k)])) for k in range(c.L)]))
+                for x in range(c.L)]
+            out.append(z3.Implies(z3.And(now, err == F_NONE),
+                                  z3.And(s[("moff", m)] >= 0, s[("moff", m)] + s[("mrlen", m)] <= s[("leo", l)], *rec)))
+        for q in range(c.layout.P + 1):
+            held = z3.And(served, s[("c_start",)] <= q, q <= s[("c_latest",)], s[("c_le", q)] == s[("mle", m)])
+            out.append(z3.Implies(held, s[("c_leader", q)] == s[("mb", m)]))
+    return z3.And(out)
+
+
+def fetch_request_current(c: Ctx, s: Sym) -> Any:
+    """A Fetch request from a live follower's current incarnation, in its current leader epoch,
+    to the leader it follows, describes its log now: the fetch offset is its LEO and the last
+    fetched epoch that of its last entry (-1 if empty; always -1 without KIP-101). The follower
+    sends it from its log and has no other request or response of that epoch in flight, so
+    nothing changes its log meanwhile (responses of other epochs are discarded; it does not
+    produce while it follows)."""
+    out = []
+    for m in range(c.M):
+        for j in _brokers(c):
+            cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, s[("alive", j)],
+                          s[("mbe", m)] == s[("bepoch", j)], s[("mle", m)] == s[("le", j)],
+                          s[("mb", m)] == s[("leader", j)])
+            leo = s[("leo", j)]
+            last = z3.IntVal(-1)
+            for k in range(c.L):
+                last = z3.If(leo == k + 1, s[("lep", j, k)], last)
+            lfe = last if c.r.truncate_by_epoch else z3.IntVal(-1)
+            out.append(z3.Implies(cond, z3.And(s[("moff", m)] == leo, s[("mlfe", m)] == lfe)))
+    return z3.And(out)
+
+
+def fetch_unique(c: Ctx, s: Sym) -> Any:
+    """A follower has at most one Fetch message of its current incarnation and a given leader
+    epoch in flight (a request of that broker epoch, or a response: responses only go to the
+    current incarnation). The fetcher sends a Fetch only when it has none of that epoch in
+    flight; the leader turns the request into one response; the follower consumes the response
+    before sending the next."""
+    out = []
+    mine = lambda m: z3.Or(s[("mk", m)] == S.FRESP,
+                           z3.And(s[("mk", m)] == S.FREQ,
+                                  s[("mbe", m)] == N.bsel(c, s, "bepoch", s[("ma", m)], z3.IntVal(-1))))
+    for m in range(c.M):
+        for m2 in range(m + 1, c.M):
+            out.append(z3.Not(z3.And(mine(m), mine(m2), s[("ma", m)] == s[("ma", m2)],
+                                     s[("mle", m)] == s[("mle", m2)])))
+    return z3.And(out)
+
+
+def leader_log_epochs(c: Ctx, s: Sym) -> Any:
+    """A live leader's log holds entries of its own leader epoch exactly from its leader epoch
+    start offset on, and older epochs below it. Partition.makeLeader sets the start offset to the
+    LEO when a new leader epoch begins, when every entry was written by an earlier epoch's
+    leader (records of one leader epoch name one leader, and a leader leaves its epoch for good);
+    while it leads it only appends entries of its epoch and never truncates. Every entry of a
+    live broker's log, and of a Fetch response, is of a leader epoch at most the broker's (the
+    response's): entries are written by the leader in its epoch and copied from a leader in the
+    follower's epoch; a restart takes the latest leader epoch; so no entry is of a leader epoch
+    past the controller's."""
+    out = []
+    for b in _brokers(c):
+        leads = z3.And(s[("alive", b)], s[("leader", b)] == b)
+        for k in range(c.L):
+            has = z3.And(leads, k < s[("leo", b)])
+            out.append(z3.Implies(has, z3.If(k >= s[("leso", b)], s[("lep", b, k)] == s[("le", b)],
+                                             s[("lep", b, k)] < s[("le", b)])))
+            out.append(z3.Implies(z3.And(s[("alive", b)], k < s[("leo", b)]), s[("lep", b, k)] <= s[("le", b)]))
+            out.append(z3.Implies(k < s[("leo", b)], s[("lep", b, k)] <= partition(c, s)["le"]))
+    for m in range(c.M):
+        ok = z3.And(s[("mk", m)] == S.FRESP, s[("merr", m)] == F_NONE)
+        out += [z3.Implies(z3.And(ok, x < s[("mrlen", m)]), s[("mrep", m, x)] <= s[("mle", m)]) for x in range(c.L)]
+    return z3.And(out)
+
+
 def candidates_remain(c: Ctx, s: Sym) -> Any:
     """(ELR on) |ISR ∪ ELR| >= min ISR - crashes + |members of ISR ∪ ELR down after a crash
     without a clean shutdown|. A member only leaves ISR ∪ ELR when an AlterPartition or a
@@ -448,17 +842,36 @@ LEMMAS: dict[str, Formula] = {"elr_small": elr_small, "well_formed": well_formed
                               "records_structural": records_structural,
                               "unreplayed_records_shrink": unreplayed_records_shrink,
                               "alter_partition_answers": alter_partition_answers,
-                              "alter_partition_response_current": alter_partition_response_current}
+                              "alter_partition_response_current": alter_partition_response_current,
+                              "ap_unique": ap_unique, "leader_isr_recorded": leader_isr_recorded,
+                              "ap_in_flight_pending": ap_in_flight_pending,
+                              "pending_not_accepted": pending_not_accepted,
+                              "leader_records_shrink": leader_records_shrink,
+                              "leader_isr_covers": leader_isr_covers,
+                              "no_zombie_leader": no_zombie_leader, "value_identity": value_identity,
+                              "fetch_positions": fetch_positions, "hw_exposed": hw_exposed,
+                              "crash_count": crash_count, "clean_candidates_complete": clean_candidates_complete,
+                              "leader_positions": leader_positions, "truncation_keeps_position": truncation_keeps_position,
+                              "fetch_response_origin": fetch_response_origin,
+                              "fetch_request_current": fetch_request_current, "fetch_unique": fetch_unique,
+                              "leader_log_epochs": leader_log_epochs}
 SUPPORT: dict[str, tuple[str, ...]] = {
     "structural": ("elr_small",),
     "candidate_completeness": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural",
-                               "candidates_remain"),
+                               "candidates_remain", "records_structural", "alter_partition_answers",
+                               "alter_partition_response_current", "unreplayed_records_shrink", "leader_isr_recorded",
+                               "ap_unique", "ap_in_flight_pending", "pending_not_accepted", "leader_records_shrink",
+                               "leader_isr_covers", "no_zombie_leader", "value_identity", "fetch_positions",
+                               "hw_exposed", "crash_count", "clean_candidates_complete", "leader_positions",
+                               "truncation_keeps_position", "fetch_response_origin",
+                               "fetch_request_current", "fetch_unique", "leader_log_epochs"),
     "candidates_remain": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "well_formed": ("partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "partition_epoch_replayed": ("well_formed", "message_domains", "elr_small", "structural"),
     "quorum_superset": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural",
                         "records_structural", "alter_partition_answers", "alter_partition_response_current",
-                        "unreplayed_records_shrink"),
+                        "unreplayed_records_shrink", "leader_isr_recorded", "ap_unique", "ap_in_flight_pending",
+                        "pending_not_accepted", "leader_records_shrink", "leader_isr_covers"),
 }
 QUANTIFIED: set[str] = set()
 
