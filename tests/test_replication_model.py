@@ -143,14 +143,12 @@ def test_alter_partition_answer_to_an_older_partition_epoch_is_ignored():
     """Partition.submitAlterPartition applies an answer only while `partitionState` is the very
     PendingPartitionChange it was sent for; the same ISR proposed again at a newer partition
     epoch does not match an answer to the older request."""
-    from collections import deque
-
+    from checker.symbolic.conformance import sample
     from model.replication.broker_actions import handle_alter_partition_response
 
     model = build("smoke")
-    seen, queue, checked = set(), deque(model.init_states()), 0
-    while queue and checked < 20:
-        s = queue.popleft()
+    checked = 0
+    for s in sample(model, 20000):
         for resp in s.ap_responses:
             lb = s.brokers[resp.leader]
             fresh = handle_alter_partition_response(s, model.ctx, resp)
@@ -162,9 +160,4 @@ def test_alter_partition_answer_to_an_older_partition_epoch_is_ignored():
             stale = handle_alter_partition_response(s_old, model.ctx, old)
             assert stale is not None and stale.brokers[resp.leader] == lb
             checked += 1
-        for a in model.actions(s):
-            t = model.next_state(s, a)
-            if t is not None and model.fingerprint(t) not in seen:
-                seen.add(model.fingerprint(t))
-                queue.append(t)
-    assert checked == 20
+    assert checked >= 20
