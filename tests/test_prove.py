@@ -258,8 +258,8 @@ def test_without_message_domains_well_formed_is_not_inductive(monkeypatch):
 
 def test_candidate_completeness_is_not_inductive_yet():
     """Honest status: with the shipped lemmas candidate_completeness (or one of its data-plane
-    lemmas) has a CTI: a follower truncates below the position its leader recorded for it, on
-    a Fetch response no lemma ties to the leader's log yet (spec/proofs.md)."""
+    lemmas) has a CTI: the controller accepts an AlterPartition adding a follower whose position,
+    as the leader recorded it, no lemma ties to the follower's log yet (spec/proofs.md)."""
     ctx, _ = rctx_of("default")
     o = prove(ctx, ["candidate_completeness"], timeout_s=60)
     assert o.result == CTI and o.cti is not None

@@ -613,21 +613,23 @@ def value_identity(c: Ctx, s: Sym) -> Any:
 
 
 def fetch_positions(c: Ctx, s: Sym) -> Any:
-    """A Fetch request from a follower that is up or shut down cleanly, sent by its current
-    incarnation or while it is a member of the controller's ISR ∪ ELR, asks from an offset within
-    the follower's log; the current leader's recorded LEO of such a follower (another broker) is
-    within its log too (a controlled shutdown keeps the log). The follower sends
-    its LEO; its log then only grows within its incarnation (it appends the response to its own
-    request; truncation needs a diverging answer, which the leader does not send below an offset
-    where the logs agree, and the leader does not record the position then); a member of ISR ∪
-    ELR that restarted did so after a clean shutdown (an unclean one removes it: KAFKA-15586), so
-    kept its log."""
+    """A Fetch request of a follower's current incarnation (up or shut down cleanly) to the
+    controller's leader in the latest leader epoch (the only requests that leader records) asks
+    from an offset within the follower's log; the current leader's recorded LEO of a follower up
+    or shut down cleanly, of its current incarnation or a member of the controller's ISR ∪ ELR,
+    is within its log too. The follower sends its LEO; in that epoch its log changes only by the
+    answer to its one request (fetch_unique), which truncates no lower than a position the leader
+    recorded (truncation_keeps_common_prefix); a controlled shutdown keeps the log, and a member
+    of ISR ∪ ELR that restarted did so after a clean shutdown (an unclean one removes it:
+    KAFKA-15586). Requests of an older epoch or incarnation may ask past the log: the follower
+    may have truncated since (acceptable_fetch_agrees covers the ones a leader would record)."""
     reg = partition(c, s)
     out = []
     for m in range(c.M):
         for j in _brokers(c):
+            to_current = z3.And(s[("mb", m)] == reg["leader"], s[("mle", m)] == reg["le"])
             cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, z3.Or(s[("alive", j)], s[("clean", j)]),
-                          z3.Or(s[("mbe", m)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]))
+                          s[("mbe", m)] == s[("bepoch", j)], to_current)
             out.append(z3.Implies(cond, s[("moff", m)] <= s[("leo", j)]))
     for b in _brokers(c):
         for j in _brokers(c):
@@ -816,6 +818,233 @@ def leader_log_epochs(c: Ctx, s: Sym) -> Any:
     return z3.And(out)
 
 
+def epoch_entries_at_leader(c: Ctx, s: Sym) -> Any:
+    """While a live broker leads its leader epoch, every entry of that epoch, wherever it is held
+    (logs, Fetch responses, the exposed prefix), is in the leader's own log at the same offset
+    with the same value. Only the leader of an epoch writes entries of it (at the end of its log);
+    every copy is made at the same offset; the leader does not truncate while it leads."""
+    out = []
+    for l in _brokers(c):
+        leads = z3.And(s[("alive", l)], s[("leader", l)] == l)
+        for ok, off, ep, val_ in _entries(c, s):
+            at = [z3.And(off == k, k < s[("leo", l)], s[("lep", l, k)] == ep, s[("lval", l, k)] == val_)
+                  for k in range(c.L)]
+            out.append(z3.Implies(z3.And(leads, ok, ep == s[("le", l)]), z3.Or(at) if at else F))
+    return z3.And(out)
+
+
+def epoch_unwritten(c: Ctx, s: Sym) -> Any:
+    """No entry of a leader epoch exists before its leader has begun to lead it: while a record
+    names broker b leader of epoch e and b, up, has not replayed it and is in an earlier epoch,
+    no log, Fetch response or exposed prefix holds an entry of epoch e. A broker replays records
+    in order and only a leader writes entries of its epoch; a restart replays the latest record,
+    and fencing a leader (which a crash needs before the restart) moves leadership to a new epoch."""
+    out = []
+    entries = _entries(c, s)
+    for q in range(c.layout.P + 1):
+        for b in _brokers(c):
+            cond = z3.And(s[("c_start",)] <= q, q <= s[("c_latest",)], s[("c_leader", q)] == b, s[("alive", b)],
+                          s[("meta", b)] < q, s[("le", b)] < s[("c_le", q)])
+            out.append(z3.Implies(cond, z3.And([z3.Not(z3.And(ok, ep == s[("c_le", q)])) for ok, _, ep, _ in entries])))
+    return z3.And(out)
+
+
+def out_of_range_past_leader(c: Ctx, s: Sym) -> Any:
+    """An OFFSET_OUT_OF_RANGE response from leader l in epoch e, to a follower that will apply it
+    (it follows l in e and its LEO is the fetch offset), finds the follower's entries past the LEO
+    l had when it answered all of epochs before e. The follower's log is unchanged since its
+    request; entries of e sit in l's log (epoch_entries_at_leader), which was shorter; none is
+    of an epoch past the follower's (leader_log_epochs)."""
+    out = []
+    for m in range(c.M):
+        for f in _brokers(c):
+            cond = z3.And(s[("mk", m)] == S.FRESP, s[("merr", m)] == F_OUT_OF_RANGE, s[("ma", m)] == f,
+                          s[("alive", f)], s[("leader", f)] == s[("mb", m)], s[("le", f)] == s[("mle", m)],
+                          s[("leo", f)] == s[("moff", m)])
+            out += [z3.Implies(z3.And(cond, s[("mhw", m)] <= k, k < s[("leo", f)]), s[("lep", f, k)] < s[("mle", m)])
+                    for k in range(c.L)]
+    return z3.And(out)
+
+
+def _agree(c: Ctx, s: Sym, a: int, b: int, p: Any) -> Any:
+    """Brokers a's and b's logs both hold p entries and agree on them."""
+    return z3.And(p <= s[("leo", a)], p <= s[("leo", b)],
+                  *[z3.Implies(k < p, z3.And(s[("lep", a, k)] == s[("lep", b, k)], s[("lval", a, k)] == s[("lval", b, k)]))
+                    for k in range(c.L)])
+
+
+def positions_agree(c: Ctx, s: Sym) -> Any:
+    """The current leader's recorded LEO of a follower it knows (as in fetch_positions) is a
+    prefix both logs share: the leader records a fetch offset only when the request passed the
+    KIP-101 check (the follower's last fetched epoch ends at or past the offset in the leader's
+    log), so the two logs agree below it; the leader only appends, the follower only truncates
+    to a common prefix (truncation_keeps_common_prefix)."""
+    reg = partition(c, s)
+    out = []
+    for b in _brokers(c):
+        for j in _brokers(c):
+            if j != b:
+                cond = z3.And(_current_leader(c, s, b), z3.Or(s[("alive", j)], s[("clean", j)]),
+                              z3.Or(s[("fep", b, j)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]))
+                out.append(z3.Implies(cond, _agree(c, s, b, j, s[("fleo", b, j)])))
+    return z3.And(out)
+
+
+def truncation_keeps_common_prefix(c: Ctx, s: Sym) -> Any:
+    """A diverging or OFFSET_OUT_OF_RANGE response from leader l, still leading its epoch, to a
+    follower that will apply it truncates the follower no lower than any prefix its log shares
+    with l's (KIP-101: the follower keeps the longest common prefix). The follower's log is
+    unchanged since its request; entries l appends later are of its epoch, which the follower's
+    log holds only where l's does (epoch_entries_at_leader), so no common prefix grows. The same
+    holds while l is down after leading that epoch, not yet fenced (the controller still names
+    it): its log is as it was, or (a lossy crash) a prefix of it, which shares no longer prefix."""
+    reg = partition(c, s)
+    out = []
+    for m in range(c.M):
+        for f in _brokers(c):
+            for l in _brokers(c):
+                if f == l:
+                    continue
+                err = s[("merr", m)]
+                cond = z3.And(s[("mk", m)] == S.FRESP, s[("ma", m)] == f, s[("mb", m)] == l, s[("alive", f)],
+                              s[("leader", f)] == l, s[("le", f)] == s[("mle", m)], s[("leo", f)] == s[("moff", m)],
+                              z3.Or(z3.And(s[("alive", l)], s[("leader", l)] == l, s[("le", l)] == s[("mle", m)]),
+                                    z3.And(z3.Not(s[("alive", l)]), reg["leader"] == l, reg["le"] == s[("mle", m)])),
+                              z3.Or(err == F_DIVERGING, err == F_OUT_OF_RANGE))
+                off = z3.If(err == F_DIVERGING, N.follower_truncation(c, s, f, s[("mde", m)], s[("mdo", m)]),
+                            N.out_of_range_truncation(s[("leo", f)], s[("mhw", m)]))
+                out += [z3.Implies(z3.And(cond, _agree(c, s, f, l, z3.IntVal(p))), p <= off) for p in range(1, c.L + 1)]
+    return z3.And(out)
+
+
+def epoch_log_matching(c: Ctx, s: Sym) -> Any:
+    """Two logs with an entry of the same leader epoch at the same offset agree on every entry up
+    to it (Raft's log matching, by leader epoch): the epoch's leader writes each offset once, in
+    order, after the prefix it holds; a follower appends a leader's records only at its LEO after
+    a KIP-101 check that its last entry is the leader's; truncation and lossy crashes keep a
+    prefix."""
+    out = []
+    for a in _brokers(c):
+        for b in range(a + 1, c.n):
+            for k in range(c.L):
+                same = z3.And(k < s[("leo", a)], k < s[("leo", b)], s[("lep", a, k)] == s[("lep", b, k)])
+                out.append(z3.Implies(same, _agree(c, s, a, b, z3.IntVal(k + 1))))
+    return z3.And(out)
+
+
+def acceptable_fetch_agrees(c: Ctx, s: Sym) -> Any:
+    """A Fetch request the leader it names would accept now (it leads the request's epoch, the
+    KIP-101 check finds no divergence and the offset is within its log), from a follower that is
+    up or shut down cleanly, sent by its current incarnation or while it is a member of ISR ∪
+    ELR, asks from a prefix the two logs share: so whatever position a leader records is one."""
+    reg = partition(c, s)
+    out = []
+    for m in range(c.M):
+        for j in _brokers(c):
+            for l in _brokers(c):
+                if j == l:
+                    continue
+                none, _, _, _, _ = N.fetch_divergence(c, s, l, s[("moff", m)], s[("mlfe", m)])
+                cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, s[("mb", m)] == l,
+                              z3.Or(s[("alive", j)], s[("clean", j)]),
+                              z3.Or(s[("mbe", m)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]),
+                              _current_leader(c, s, l), s[("le", l)] == s[("mle", m)],
+                              none, s[("moff", m)] <= s[("leo", l)])
+                out.append(z3.Implies(cond, _agree(c, s, j, l, s[("moff", m)])))
+    return z3.And(out)
+
+
+def recorded_follower_epoch(c: Ctx, s: Sym) -> Any:
+    """A live follower whose position a live leader has recorded is in the leader's epoch or a
+    later one: a leader starts each epoch with every position unknown (-1) and records only
+    requests of its epoch; a follower's leader epoch only grows within an incarnation, and a
+    restart (after the request) takes the latest leader epoch."""
+    return z3.And([z3.Implies(z3.And(s[("alive", l)], s[("leader", l)] == l, s[("alive", j)],
+                                     s[("fleo", l, j)] >= 0),
+                              s[("le", j)] >= s[("le", l)])
+                   for l in _brokers(c) for j in _brokers(c) if j != l])
+
+
+def fetch_request_shape(c: Ctx, s: Sym) -> Any:
+    """Every Fetch request asks from an offset at least 0 and names a last fetched epoch of -1
+    exactly when it asks from offset 0 (always -1 without KIP-101), at most its leader epoch: a
+    follower sends its LEO and the epoch of its last entry, which is at most its own leader
+    epoch (leader_log_epochs)."""
+    out = []
+    for m in range(c.M):
+        req = s[("mk", m)] == S.FREQ
+        lfe, off = s[("mlfe", m)], s[("moff", m)]
+        shape = z3.And((off == 0) == (lfe == -1), lfe <= s[("mle", m)]) if c.r.truncate_by_epoch else lfe == -1
+        out.append(z3.Implies(req, z3.And(off >= 0, shape)))
+    return z3.And(out)
+
+
+def _last_epoch(c: Ctx, s: Sym, j: int) -> Any:
+    last = z3.IntVal(-1)
+    for k in range(c.L):
+        last = z3.If(s[("leo", j)] == k + 1, s[("lep", j, k)], last)
+    return last
+
+
+def unled_epoch_requests_current(c: Ctx, s: Sym) -> Any:
+    """Before the broker the controller named leader of the latest leader epoch has begun to lead
+    it, a Fetch request of that epoch, from a follower up or shut down cleanly, of its current
+    incarnation or a member of ISR ∪ ELR, still describes the follower's log (its LEO and last
+    entry's epoch): only a response of that epoch, built by its leader while leading it, changes
+    a follower's log in that epoch; a clean shutdown and the restart keep the log."""
+    reg = partition(c, s)
+    out = []
+    for m in range(c.M):
+        for j in _brokers(c):
+            unled = z3.And([z3.Implies(s[("mb", m)] == l, z3.Not(z3.And(s[("alive", l)], s[("leader", l)] == l,
+                                                                          s[("le", l)] == s[("mle", m)])))
+                            for l in _brokers(c)])
+            cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, s[("mle", m)] == reg["le"],
+                          s[("mb", m)] == reg["leader"], z3.Or(s[("alive", j)], s[("clean", j)]),
+                          z3.Or(s[("mbe", m)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]), unled)
+            lfe = _last_epoch(c, s, j) if c.r.truncate_by_epoch else z3.IntVal(-1)
+            out.append(z3.Implies(cond, z3.And(s[("moff", m)] == s[("leo", j)], s[("mlfe", m)] == lfe)))
+    return z3.And(out)
+
+
+def alive_not_clean(c: Ctx, s: Sym) -> Any:
+    """A live broker has no clean-shutdown marker: a restart removes it (it is written only by a
+    controlled shutdown, which takes the broker down)."""
+    return z3.And([z3.Implies(s[("alive", i)], z3.Not(s[("clean", i)])) for i in _brokers(c)])
+
+
+def diverging_below_epoch(c: Ctx, s: Sym) -> Any:
+    """A diverging Fetch response names an epoch (>= 0: a leader without any epoch up to the
+    request's answers OFFSET_OUT_OF_RANGE instead) below its own leader epoch, ending at an offset
+    of at least 0: a follower's entries of the leader's own epoch are in the leader's log
+    (epoch_entries_at_leader), so a request whose last fetched epoch is the leader's ends within
+    the leader's log and does not diverge."""
+    return z3.And([z3.Implies(z3.And(s[("mk", m)] == S.FRESP, s[("merr", m)] == F_DIVERGING),
+                              z3.And(0 <= s[("mde", m)], s[("mde", m)] < s[("mle", m)], s[("mdo", m)] >= 0))
+                   for m in range(c.M)])
+
+
+def truncation_keeps_exposed(c: Ctx, s: Sym) -> Any:
+    """A diverging or OFFSET_OUT_OF_RANGE response does not truncate a follower that will apply it
+    below the exposed prefix, if its log holds that prefix: the leader answered while it led the
+    latest epoch (no zombie with fences = 0), holding the exposed prefix then, and the follower
+    keeps the longest prefix its log shares with the leader's; what is exposed later is exposed
+    by that leader (from its own log, which the follower's unchanged log shares no further) or by
+    a later leader whose HW waits for the follower's position in the later epoch."""
+    out = []
+    for m in range(c.M):
+        for f in _brokers(c):
+            err = s[("merr", m)]
+            cond = z3.And(s[("mk", m)] == S.FRESP, s[("ma", m)] == f, s[("alive", f)],
+                          s[("leader", f)] == s[("mb", m)], s[("le", f)] == s[("mle", m)],
+                          s[("leo", f)] == s[("moff", m)], z3.Or(err == F_DIVERGING, err == F_OUT_OF_RANGE),
+                          _exposed_in(c, s, f))
+            off = z3.If(err == F_DIVERGING, N.follower_truncation(c, s, f, s[("mde", m)], s[("mdo", m)]),
+                        N.out_of_range_truncation(s[("leo", f)], s[("mhw", m)]))
+            out.append(z3.Implies(cond, s[("elen",)] <= off))
+    return z3.And(out)
+
+
 def candidates_remain(c: Ctx, s: Sym) -> Any:
     """(ELR on) |ISR ∪ ELR| >= min ISR - crashes + |members of ISR ∪ ELR down after a crash
     without a clean shutdown|. A member only leaves ISR ∪ ELR when an AlterPartition or a
@@ -854,7 +1083,18 @@ LEMMAS: dict[str, Formula] = {"elr_small": elr_small, "well_formed": well_formed
                               "leader_positions": leader_positions, "truncation_keeps_position": truncation_keeps_position,
                               "fetch_response_origin": fetch_response_origin,
                               "fetch_request_current": fetch_request_current, "fetch_unique": fetch_unique,
-                              "leader_log_epochs": leader_log_epochs}
+                              "leader_log_epochs": leader_log_epochs,
+                              "epoch_entries_at_leader": epoch_entries_at_leader, "epoch_unwritten": epoch_unwritten,
+                              "out_of_range_past_leader": out_of_range_past_leader,
+                              "positions_agree": positions_agree,
+                              "truncation_keeps_common_prefix": truncation_keeps_common_prefix,
+                              "epoch_log_matching": epoch_log_matching,
+                              "acceptable_fetch_agrees": acceptable_fetch_agrees,
+                              "recorded_follower_epoch": recorded_follower_epoch,
+                              "fetch_request_shape": fetch_request_shape,
+                              "unled_epoch_requests_current": unled_epoch_requests_current,
+                              "alive_not_clean": alive_not_clean, "diverging_below_epoch": diverging_below_epoch,
+                              "truncation_keeps_exposed": truncation_keeps_exposed}
 SUPPORT: dict[str, tuple[str, ...]] = {
     "structural": ("elr_small",),
     "candidate_completeness": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural",
@@ -864,7 +1104,12 @@ SUPPORT: dict[str, tuple[str, ...]] = {
                                "leader_isr_covers", "no_zombie_leader", "value_identity", "fetch_positions",
                                "hw_exposed", "crash_count", "clean_candidates_complete", "leader_positions",
                                "truncation_keeps_position", "fetch_response_origin",
-                               "fetch_request_current", "fetch_unique", "leader_log_epochs"),
+                               "fetch_request_current", "fetch_unique", "leader_log_epochs",
+                               "epoch_entries_at_leader", "epoch_unwritten", "out_of_range_past_leader",
+                               "positions_agree", "truncation_keeps_common_prefix", "epoch_log_matching",
+                               "acceptable_fetch_agrees", "recorded_follower_epoch", "fetch_request_shape",
+                               "unled_epoch_requests_current", "alive_not_clean", "diverging_below_epoch",
+                               "truncation_keeps_exposed"),
     "candidates_remain": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "well_formed": ("partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "partition_epoch_replayed": ("well_formed", "message_domains", "elr_small", "structural"),
