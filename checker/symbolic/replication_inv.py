@@ -934,7 +934,8 @@ def epoch_log_matching(c: Ctx, s: Sym) -> Any:
 
 def acceptable_fetch_agrees(c: Ctx, s: Sym) -> Any:
     """A Fetch request the leader it names would accept now (it leads the request's epoch, the
-    KIP-101 check finds no divergence and the offset is within its log), from a follower that is
+    KIP-101 check finds no divergence, the offset is within its log, and the request is not from
+    an older incarnation of an unfenced broker), from a follower that is
     up or shut down cleanly, sent by its current incarnation or while it is a member of ISR ∪
     ELR, asks from a prefix the two logs share: so whatever position a leader records is one."""
     reg = partition(c, s)
@@ -950,6 +951,8 @@ def acceptable_fetch_agrees(c: Ctx, s: Sym) -> Any:
                               z3.Or(s[("mbe", m)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]),
                               _current_leader(c, s, l), s[("le", l)] == s[("mle", m)],
                               none, s[("moff", m)] <= s[("leo", l)])
+                if c.r.stale_fetch_check:  # KAFKA-15221: refused from an older incarnation of an unfenced broker
+                    cond = z3.And(cond, z3.Not(z3.And(z3.Not(s[("fenced", j)]), s[("rep", j)] > s[("mbe", m)])))
                 out.append(z3.Implies(cond, _agree(c, s, j, l, s[("moff", m)])))
     return z3.And(out)
 
@@ -1008,9 +1011,11 @@ def unled_epoch_requests_current(c: Ctx, s: Sym) -> Any:
 
 
 def alive_not_clean(c: Ctx, s: Sym) -> Any:
-    """A live broker has no clean-shutdown marker: a restart removes it (it is written only by a
-    controlled shutdown, which takes the broker down)."""
-    return z3.And([z3.Implies(s[("alive", i)], z3.Not(s[("clean", i)])) for i in _brokers(c)])
+    """A live broker has no clean-shutdown marker, and a broker down with one is fenced: only a
+    controlled shutdown writes it, fencing the broker as it goes down; only a restart removes it,
+    and the broker stays fenced until then."""
+    return z3.And([z3.And(z3.Implies(s[("alive", i)], z3.Not(s[("clean", i)])),
+                          z3.Implies(s[("clean", i)], s[("fenced", i)])) for i in _brokers(c)])
 
 
 def diverging_below_epoch(c: Ctx, s: Sym) -> Any:
@@ -1042,6 +1047,166 @@ def truncation_keeps_exposed(c: Ctx, s: Sym) -> Any:
             off = z3.If(err == F_DIVERGING, N.follower_truncation(c, s, f, s[("mde", m)], s[("mdo", m)]),
                         N.out_of_range_truncation(s[("leo", f)], s[("mhw", m)]))
             out.append(z3.Implies(cond, s[("elen",)] <= off))
+    return z3.And(out)
+
+
+def recorded_epochs(c: Ctx, s: Sym) -> Any:
+    """A live leader has recorded a follower's position exactly when it holds a broker epoch for
+    it, at least 1 and at most the follower's current one: it starts its epoch with (-1, -1) and
+    records (fetch offset >= 0, the request's broker epoch), which a follower's incarnation sends."""
+    out = []
+    for l in _brokers(c):
+        for j in _brokers(c):
+            fl, fe = s[("fleo", l, j)], s[("fep", l, j)]
+            out.append(z3.Implies(z3.And(s[("alive", l)], s[("leader", l)] == l),
+                                  z3.And(fl >= -1, (fl >= 0) == (fe >= 1), fe <= s[("bepoch", j)],
+                                         z3.Implies(fl < 0, fe == -1))))
+    for m in range(c.M):
+        out.append(z3.Implies(s[("mk", m)] == S.FREQ,
+                              z3.And(s[("mbe", m)] >= 1, s[("mbe", m)] <= N.bsel(c, s, "bepoch", s[("ma", m)], z3.IntVal(-1)))))
+    return z3.And(out)
+
+
+def _acceptable_ap(c: Ctx, s: Sym, m: int, l: int) -> Any:
+    """Slot m holds an AlterPartition request from the current leader l's incarnation, at its
+    leader epoch and partition epoch, which is the latest: one the controller may accept."""
+    return z3.And(s[("mk", m)] == S.APREQ, s[("ma", m)] == l, _current_leader(c, s, l),
+                  s[("mbe", m)] == s[("bepoch", l)], s[("le", l)] == s[("mle", m)],
+                  s[("pe", l)] == s[("moff", m)], s[("moff", m)] == s[("c_latest",)])
+
+
+def ap_member_positions(c: Ctx, s: Sym) -> Any:
+    """An AlterPartition request in flight from the current leader, for the ISR it still has
+    pending, at the latest partition epoch, names for each proposed member other than itself a
+    broker epoch which, if it is the member's current one and the member is not fenced (so the
+    controller may accept it), comes with a recorded position within the member's log (member
+    up or shut down cleanly). The leader proposes a member with
+    the broker epoch it recorded with its position; a position recorded later for the same
+    incarnation is within its log (fetch_positions), one of an older incarnation is a prefix
+    the logs share (acceptable_fetch_agrees)."""
+    out = []
+    for m in range(c.M):
+        for l in _brokers(c):
+            cond = _acceptable_ap(c, s, m, l)
+            for j in _brokers(c):
+                if j == l:
+                    continue
+                named = z3.And(s[("mnis", m, j)], s[("mnie", m, j)] == s[("bepoch", j)], z3.Not(s[("fenced", j)]),
+                               z3.Or(s[("alive", j)], s[("clean", j)]))
+                out.append(z3.Implies(z3.And(cond, named), s[("fleo", l, j)] <= s[("leo", j)]))
+    return z3.And(out)
+
+
+def ap_named_unfenced(c: Ctx, s: Sym) -> Any:
+    """(No fencing of live brokers, `fences = 0`.) A live broker that an AlterPartition request the
+    controller may accept adds to the leader's ISR, naming its current broker epoch, is not
+    fenced: the leader names a member it adds
+    only while the member is ISR-eligible (unfenced, that registration); a live broker is fenced
+    again only by going down (a crash or a controlled shutdown), and its restart takes a new
+    broker epoch. So the leader refuses the member's stale Fetch requests of older incarnations
+    (KAFKA-15221) and what it recorded for it stays of this incarnation."""
+    if c.p.fences != 0:
+        return z3.BoolVal(True)
+    out = []
+    for m in range(c.M):
+        for l in _brokers(c):
+            for j in _brokers(c):
+                if j != l:
+                    named = z3.And(_acceptable_ap(c, s, m, l), s[("mnis", m, j)], z3.Not(s[("isr", l, j)]),
+                                   s[("mnie", m, j)] == s[("bepoch", j)], s[("alive", j)])
+                    out.append(z3.Implies(named, z3.Not(s[("fenced", j)])))
+    return z3.And(out)
+
+
+def ap_added_named(c: Ctx, s: Sym) -> Any:
+    """An AlterPartition request the controller may accept names its sender with the sender's
+    broker epoch and every member it adds to the sender's ISR with a broker epoch >= 1: the leader
+    adds a follower only after recording a position for it, with the fetching incarnation's
+    broker epoch, and names members with the broker epochs it recorded (so the controller's
+    KIP-903 check applies to every added member); it keeps a recorded position (>= 0) for them
+    while it leads."""
+    out = []
+    for m in range(c.M):
+        for l in _brokers(c):
+            acc = _acceptable_ap(c, s, m, l)
+            out.append(z3.Implies(acc, s[("mnie", m, l)] == s[("bepoch", l)]))
+            for j in _brokers(c):
+                if j != l:
+                    out.append(z3.Implies(z3.And(acc, s[("mnis", m, j)], z3.Not(s[("isr", l, j)])),
+                                          z3.And(s[("mnie", m, j)] >= 1, s[("fleo", l, j)] >= 0)))
+    return z3.And(out)
+
+
+def exposed_within_epoch(c: Ctx, s: Sym) -> Any:
+    """The exposed prefix reaches past the current leader's epoch start offset only as far as its
+    HW: when it begins to lead it holds the exposed prefix (a candidate), so the exposed length is
+    at most its LEO, the start offset (Partition.makeLeader); afterwards only the current leader
+    moves the exposed prefix, to its HW (no zombie leader with `fences = 0`)."""
+    return z3.And([z3.Implies(_current_leader(c, s, l), z3.Or(s[("elen",)] <= s[("leso", l)],
+                                                              s[("elen",)] <= s[("hw", l)]))
+                   for l in _brokers(c)])
+
+
+def ap_added_caught_up(c: Ctx, s: Sym) -> Any:
+    """A member an AlterPartition request the controller may accept adds to the leader's ISR,
+    named with its current broker epoch, has a recorded position at least the leader's HW and (KIP-101's ISR rule) its epoch start offset:
+    the leader proposes it only then (Partition.isFollowerInSync); the HW then counts it as a
+    member of the maximal ISR, and its position only grows (the leader refuses the stale Fetch
+    requests of its older incarnations, as it is not fenced: ap_named_unfenced)."""
+    out = []
+    for m in range(c.M):
+        for l in _brokers(c):
+            acc = _acceptable_ap(c, s, m, l)
+            for j in _brokers(c):
+                if j != l:
+                    fl = s[("fleo", l, j)]
+                    need = z3.And(fl >= s[("hw", l)], fl >= s[("leso", l)]) if c.r.check_leso else fl >= s[("hw", l)]
+                    added = z3.And(acc, s[("mnis", m, j)], z3.Not(s[("isr", l, j)]),
+                                   s[("mnie", m, j)] == s[("bepoch", j)])
+                    out.append(z3.Implies(added, need))
+    return z3.And(out)
+
+
+def fetch_offsets_monotone(c: Ctx, s: Sym) -> Any:
+    """A Fetch request of a follower's incarnation to a live leader in its epoch asks from no lower
+    than the position the leader recorded for that incarnation: the follower sends its LEO, which
+    within an incarnation only grows except by truncation that keeps the recorded position
+    (truncation_keeps_common_prefix), and it has one Fetch of an epoch in flight at a time."""
+    out = []
+    for m in range(c.M):
+        for l in _brokers(c):
+            for j in _brokers(c):
+                if j != l:
+                    cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, s[("mb", m)] == l,
+                                  s[("alive", l)], s[("leader", l)] == l, s[("le", l)] == s[("mle", m)],
+                                  s[("mbe", m)] == s[("bepoch", j)], s[("fep", l, j)] == s[("bepoch", j)])
+                    out.append(z3.Implies(cond, s[("moff", m)] >= s[("fleo", l, j)]))
+    return z3.And(out)
+
+
+def ap_added_complete(c: Ctx, s: Sym) -> Any:
+    """An AlterPartition request the controller would accept now (from its leader's registered
+    incarnation, at the latest leader and partition epochs) names every member it adds to the
+    controller's ISR with a broker epoch >= 1, and such a member, named with its current broker
+    epoch and up or shut down cleanly, holds the exposed prefix. The leader adds a member only
+    when its recorded position is at least its HW and epoch start offset (ap_added_caught_up),
+    a prefix the two logs share (positions_agree) that covers the exposed prefix
+    (exposed_within_epoch); while the request is in flight the exposed prefix grows only to the
+    leader's HW, which counts the pending member, and the member keeps the common prefix. This
+    is stated from the controller's side because the sender may crash, forgetting its pending
+    ISR and positions, before the controller accepts its request."""
+    reg = partition(c, s)
+    out = []
+    for m in range(c.M):
+        for l in _brokers(c):
+            acc = z3.And(s[("mk", m)] == S.APREQ, s[("ma", m)] == l, s[("mbe", m)] == s[("rep", l)],
+                         reg["leader"] == l, reg["le"] == s[("mle", m)], s[("moff", m)] == s[("c_latest",)])
+            for j in _brokers(c):
+                if j != l:
+                    added = z3.And(acc, s[("mnis", m, j)], z3.Not(reg["isr"][j]))
+                    named = z3.And(added, s[("mnie", m, j)] == s[("bepoch", j)], z3.Or(s[("alive", j)], s[("clean", j)]))
+                    out.append(z3.Implies(added, s[("mnie", m, j)] >= 1))
+                    out.append(z3.Implies(named, _exposed_in(c, s, j)))
     return z3.And(out)
 
 
@@ -1094,7 +1259,11 @@ LEMMAS: dict[str, Formula] = {"elr_small": elr_small, "well_formed": well_formed
                               "fetch_request_shape": fetch_request_shape,
                               "unled_epoch_requests_current": unled_epoch_requests_current,
                               "alive_not_clean": alive_not_clean, "diverging_below_epoch": diverging_below_epoch,
-                              "truncation_keeps_exposed": truncation_keeps_exposed}
+                              "truncation_keeps_exposed": truncation_keeps_exposed,
+                              "recorded_epochs": recorded_epochs, "ap_member_positions": ap_member_positions,
+                              "ap_named_unfenced": ap_named_unfenced, "ap_added_named": ap_added_named,
+                              "exposed_within_epoch": exposed_within_epoch, "ap_added_caught_up": ap_added_caught_up,
+                              "fetch_offsets_monotone": fetch_offsets_monotone, "ap_added_complete": ap_added_complete}
 SUPPORT: dict[str, tuple[str, ...]] = {
     "structural": ("elr_small",),
     "candidate_completeness": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural",
@@ -1109,7 +1278,9 @@ SUPPORT: dict[str, tuple[str, ...]] = {
                                "positions_agree", "truncation_keeps_common_prefix", "epoch_log_matching",
                                "acceptable_fetch_agrees", "recorded_follower_epoch", "fetch_request_shape",
                                "unled_epoch_requests_current", "alive_not_clean", "diverging_below_epoch",
-                               "truncation_keeps_exposed"),
+                               "truncation_keeps_exposed", "recorded_epochs", "ap_member_positions",
+                               "ap_named_unfenced", "ap_added_named", "exposed_within_epoch",
+                               "ap_added_caught_up", "fetch_offsets_monotone", "ap_added_complete"),
     "candidates_remain": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "well_formed": ("partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "partition_epoch_replayed": ("well_formed", "message_domains", "elr_small", "structural"),
