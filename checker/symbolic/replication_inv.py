@@ -1210,6 +1210,17 @@ def ap_added_complete(c: Ctx, s: Sym) -> Any:
     return z3.And(out)
 
 
+def acked_exposed(c: Ctx, s: Sym) -> Any:
+    """An acked value is in the exposed prefix: a produce is acknowledged only when the leader's
+    HW passes its offset, and the same step exposes the leader's log up to that HW (its prefix
+    agrees with the exposed one: consistent_reads); the exposed prefix never shrinks."""
+    out = []
+    for v in range(c.layout.V):
+        held = [z3.And(k < s[("elen",)], s[("eval", k)] == v) for k in range(c.L)]
+        out.append(z3.Implies(s[("acked", v)], z3.Or(held) if held else F))
+    return z3.And(out)
+
+
 def candidates_remain(c: Ctx, s: Sym) -> Any:
     """(ELR on) |ISR ∪ ELR| >= min ISR - crashes + |members of ISR ∪ ELR down after a crash
     without a clean shutdown|. A member only leaves ISR ∪ ELR when an AlterPartition or a
@@ -1263,7 +1274,8 @@ LEMMAS: dict[str, Formula] = {"elr_small": elr_small, "well_formed": well_formed
                               "recorded_epochs": recorded_epochs, "ap_member_positions": ap_member_positions,
                               "ap_named_unfenced": ap_named_unfenced, "ap_added_named": ap_added_named,
                               "exposed_within_epoch": exposed_within_epoch, "ap_added_caught_up": ap_added_caught_up,
-                              "fetch_offsets_monotone": fetch_offsets_monotone, "ap_added_complete": ap_added_complete}
+                              "fetch_offsets_monotone": fetch_offsets_monotone, "ap_added_complete": ap_added_complete,
+                              "acked_exposed": acked_exposed}
 SUPPORT: dict[str, tuple[str, ...]] = {
     "structural": ("elr_small",),
     "candidate_completeness": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural",
@@ -1289,6 +1301,11 @@ SUPPORT: dict[str, tuple[str, ...]] = {
                         "unreplayed_records_shrink", "leader_isr_recorded", "ap_unique", "ap_in_flight_pending",
                         "pending_not_accepted", "leader_records_shrink", "leader_isr_covers"),
 }
+# the invariants that rest on candidate completeness: its strengthening, and it
+for _name in ("leader_completeness", "log_matching", "consistent_reads", "no_acked_record_lost"):
+    SUPPORT[_name] = SUPPORT["candidate_completeness"] + ("candidate_completeness",)
+SUPPORT["leader_completeness"] += ("consistent_reads", "acked_exposed")
+SUPPORT["no_acked_record_lost"] += ("consistent_reads", "acked_exposed")
 QUANTIFIED: set[str] = set()
 
 
