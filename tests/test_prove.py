@@ -256,14 +256,68 @@ def test_without_message_domains_well_formed_is_not_inductive(monkeypatch):
     assert o.result == CTI and o.cti is not None and o.cti.conjunct == "well_formed"
 
 
-def test_candidate_completeness_is_not_inductive_yet():
-    """Honest status: with the shipped lemmas candidate_completeness (or one of its data-plane
-    lemmas) has a CTI: the controller accepts an AlterPartition adding a follower whose position,
-    as the leader recorded it, no lemma ties to the follower's log yet (spec/proofs.md)."""
+def test_replication_candidate_completeness_is_proved_for_three_brokers():
+    """candidate_completeness with its strengthening (the control-plane lemmas of quorum_superset
+    and the data-plane lemmas of spec/proofs.md) is inductive on the default preset, 3 brokers,
+    with every action enabled in some Inv state (about two minutes)."""
     ctx, _ = rctx_of("default")
-    o = prove(ctx, ["candidate_completeness"], timeout_s=60)
-    assert o.result == CTI and o.cti is not None
-    assert o.cti.conjunct in ("candidate_completeness",) + replication_inv.SUPPORT["candidate_completeness"]
+    o = prove(ctx, ["candidate_completeness"], timeout_s=120)
+    assert o.result == PROVED, (o.result, o.reason, o.cti and (o.cti.conjunct, o.cti.action))
+    assert o.never_enabled == [] and len(o.checks) > 2000
+
+
+# (variant, the lemma the CTI names, its action): on `default`, where Kafka 4.1 is proved, each
+# variant's proof of candidate_completeness fails with a CTI whose action Kafka 4.1 survives
+VARIANT_CTIS = [
+    ("truncate-to-hw", "ap_added_complete", "ReplayMetadata"),
+    ("hw-ignores-min-isr", "clean_candidates_complete", "ReplayMetadata"),
+    ("unclean-restart-keeps-elr", "fetch_positions", "Restart"),
+    ("truncate-to-hw-diverge", "ap_added_complete", "ReplayMetadata"),
+]
+SLOW_VARIANT_CTIS = [
+    ("no-broker-epoch-in-alter-partition", "fetch_positions", "HandleAlterPartitionIn"),
+    ("isr-expand-without-leso", "ap_added_complete", "HandleFetchIn"),
+    ("record-fetch-on-divergence", "fetch_positions", "HandleFetchIn"),
+    ("hw-without-maximal-isr", "clean_candidates_complete", "HandleFetchIn"),
+    ("fenced-may-join-isr", "ap_named_unfenced", "HandleFetchIn"),
+    ("accept-stale-broker-epoch-fetch", "ap_member_positions", "HandleFetchIn"),
+    ("no-current-epoch-in-fetch", "fetch_positions", "HandleFetchIn"),
+    ("response-before-metadata", "partition_epoch_replayed", "HandleAlterPartitionResponseIn"),
+]
+
+
+def _variant_fails_where_kafka_holds(variant, lemma, action_kind):
+    ctx, _ = rctx_of("default", variant)
+    o = prove(ctx, ["candidate_completeness"], timeout_s=120)
+    assert o.result == CTI and o.cti is not None, (variant, o.result, o.reason)
+    assert (o.cti.conjunct, type(o.cti.action).__name__) == (lemma, action_kind)
+    kafka, _ = rctx_of("default")
+    assert preserves(kafka, ["candidate_completeness"], o.cti.action, lemma, timeout_s=120) == "holds"
+
+
+@pytest.mark.parametrize("variant,lemma,action_kind", VARIANT_CTIS)
+def test_bug_variants_fail_candidate_completeness_by_cti(variant, lemma, action_kind):
+    """A bug variant's proof of candidate_completeness (default preset) fails with a CTI naming
+    the lemma its mechanism breaks; Kafka 4.1 preserves that lemma under the same action."""
+    _variant_fails_where_kafka_holds(variant, lemma, action_kind)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant,lemma,action_kind", SLOW_VARIANT_CTIS)
+def test_slow_bug_variants_fail_candidate_completeness_by_cti(variant, lemma, action_kind):
+    """As above, for the variants whose first CTI takes about a minute to find."""
+    _variant_fails_where_kafka_holds(variant, lemma, action_kind)
+
+
+@pytest.mark.slow
+def test_replication_invariants_resting_on_candidate_completeness_are_proved():
+    """leader_completeness, log_matching, consistent_reads and no_acked_record_lost are proved
+    on the default preset, 3 brokers, on candidate_completeness's strengthening (about two
+    minutes each)."""
+    ctx, _ = rctx_of("default")
+    for name in ("leader_completeness", "log_matching", "consistent_reads", "no_acked_record_lost"):
+        o = prove(ctx, [name], timeout_s=120)
+        assert o.result == PROVED and o.never_enabled == [], (name, o.result, o.cti and o.cti.conjunct)
 
 
 def test_replication_quorum_superset_is_proved_for_three_brokers():

@@ -139,8 +139,8 @@ INVARIANTS: dict[str, Formula] = {
 
 # the default of `kcheck prove --model replication`: the structural invariant and the lemma that
 # the partition keeps a candidate leader while fewer brokers crashed than min ISR (with the
-# lemmas both need); quorum_superset is proved on request (`--invariant quorum_superset`);
-# candidate_completeness is not inductive with the shipped lemmas yet (spec/proofs.md)
+# lemmas both need), fast at every size; the other invariants are proved on request
+# (`--invariant NAME`, on the `default` preset: minutes, spec/proofs.md)
 DEFAULT_TARGETS = ("structural", "candidates_remain")
 
 # --- the lemmas -------------------------------------------------------------------------------
@@ -595,6 +595,12 @@ def _entries(c: Ctx, s: Sym) -> list[tuple[Any, Any, Any, Any]]:
     return out
 
 
+def _entry_pairs(c: Ctx, s: Sym, rule: Callable[[Any, Any], Any]) -> Any:
+    """`rule` for every pair of (valid, offset, leader epoch, value) entries of `_entries`."""
+    es = _entries(c, s)
+    return z3.And([rule(es[x], es[y]) for x in range(len(es)) for y in range(x + 1, len(es))])
+
+
 def value_identity(c: Ctx, s: Sym) -> Any:
     """Two entries with the same value, wherever they are held (logs, Fetch responses, the
     exposed prefix), sit at the same offset with the same leader epoch. A value is produced once
@@ -602,14 +608,8 @@ def value_identity(c: Ctx, s: Sym) -> Any:
     every other copy of it is made at the same offset (a Fetch response carries the leader's
     records from the fetch offset, a follower appends them at its LEO = that offset, the exposed
     prefix is a prefix of a leader's log); truncation and crashes only drop entries."""
-    es = _entries(c, s)
-    out = []
-    for x in range(len(es)):
-        for y in range(x + 1, len(es)):
-            vx, ox, ex, ax = es[x]
-            vy, oy, ey, ay = es[y]
-            out.append(z3.Implies(z3.And(vx, vy, ax == ay), z3.And(ox == oy, ex == ey)))
-    return z3.And(out)
+    return _entry_pairs(c, s, lambda x, y: z3.Implies(z3.And(x[0], y[0], x[3] == y[3]),
+                                                       z3.And(x[1] == y[1], x[2] == y[2])))
 
 
 def fetch_positions(c: Ctx, s: Sym) -> Any:
@@ -846,6 +846,16 @@ def epoch_unwritten(c: Ctx, s: Sym) -> Any:
             cond = z3.And(s[("c_start",)] <= q, q <= s[("c_latest",)], s[("c_leader", q)] == b, s[("alive", b)],
                           s[("meta", b)] < q, s[("le", b)] < s[("c_le", q)])
             out.append(z3.Implies(cond, z3.And([z3.Not(z3.And(ok, ep == s[("c_le", q)])) for ok, _, ep, _ in entries])))
+            # nor does a Fetch request name it as its last fetched epoch (its sender held one)
+            out += [z3.Implies(cond, z3.Not(z3.And(s[("mk", m)] == S.FREQ, s[("moff", m)] > 0,
+                                                    s[("mlfe", m)] == s[("c_le", q)]))) for m in range(c.M)]
+    for m in range(c.M):
+        for l in _brokers(c):
+            # a request naming the epoch of the leader it asks as last fetched epoch was sent after
+            # its sender copied entries of that epoch from that leader, whose log only grows
+            at = z3.And(s[("mk", m)] == S.FREQ, s[("mb", m)] == l, s[("alive", l)], s[("leader", l)] == l,
+                        s[("le", l)] == s[("mle", m)], s[("mlfe", m)] == s[("mle", m)])
+            out.append(z3.Implies(at, s[("moff", m)] <= s[("leo", l)]))
     return z3.And(out)
 
 
@@ -1149,7 +1159,8 @@ def exposed_within_epoch(c: Ctx, s: Sym) -> Any:
 
 def ap_added_caught_up(c: Ctx, s: Sym) -> Any:
     """A member an AlterPartition request the controller may accept adds to the leader's ISR,
-    named with its current broker epoch, has a recorded position at least the leader's HW and (KIP-101's ISR rule) its epoch start offset:
+    named with its current broker epoch, has a recorded position of that incarnation, at least
+    the leader's HW and (KIP-101's ISR rule) its epoch start offset:
     the leader proposes it only then (Partition.isFollowerInSync); the HW then counts it as a
     member of the maximal ISR, and its position only grows (the leader refuses the stale Fetch
     requests of its older incarnations, as it is not fenced: ap_named_unfenced)."""
@@ -1163,7 +1174,7 @@ def ap_added_caught_up(c: Ctx, s: Sym) -> Any:
                     need = z3.And(fl >= s[("hw", l)], fl >= s[("leso", l)]) if c.r.check_leso else fl >= s[("hw", l)]
                     added = z3.And(acc, s[("mnis", m, j)], z3.Not(s[("isr", l, j)]),
                                    s[("mnie", m, j)] == s[("bepoch", j)])
-                    out.append(z3.Implies(added, need))
+                    out.append(z3.Implies(added, z3.And(need, s[("fep", l, j)] == s[("bepoch", j)])))
     return z3.And(out)
 
 
@@ -1221,6 +1232,65 @@ def acked_exposed(c: Ctx, s: Sym) -> Any:
     return z3.And(out)
 
 
+def log_epochs_monotone(c: Ctx, s: Sym) -> Any:
+    """Leader epochs never decrease along a log, nor along a Fetch response's records, nor along
+    the exposed prefix: a leader appends entries of its epoch, the highest it has seen in its
+    log (leader_log_epochs), and a follower appends a response's records, which continue a
+    prefix the two logs share; truncation and lossy crashes keep prefixes."""
+    out = []
+    for i in _brokers(c):
+        out += [z3.Implies(k + 1 < s[("leo", i)], s[("lep", i, k)] <= s[("lep", i, k + 1)]) for k in range(c.L - 1)]
+    for m in range(c.M):
+        ok = z3.And(s[("mk", m)] == S.FRESP, s[("merr", m)] == F_NONE)
+        out += [z3.Implies(z3.And(ok, x + 1 < s[("mrlen", m)]), s[("mrep", m, x)] <= s[("mrep", m, x + 1)])
+                for x in range(c.L - 1)]
+    out += [z3.Implies(k + 1 < s[("elen",)], s[("eep", k)] <= s[("eep", k + 1)]) for k in range(c.L - 1)]
+    return z3.And(out)
+
+
+def response_records_exposed(c: Ctx, s: Sym) -> Any:
+    """A Fetch response without error carries, below its HW, the exposed entries at those
+    offsets: the leader built it from its log, whose prefix up to its HW it had exposed; the
+    exposed prefix only grows."""
+    out = []
+    for m in range(c.M):
+        ok = z3.And(s[("mk", m)] == S.FRESP, s[("merr", m)] == F_NONE)
+        for x in range(c.L):
+            off = s[("moff", m)] + x
+            below = z3.And(ok, x < s[("mrlen", m)], off < s[("mhw", m)])
+            same = [z3.Implies(off == k, z3.And(s[("mrep", m, x)] == s[("eep", k)], s[("mrval", m, x)] == s[("eval", k)]))
+                    for k in range(c.L)]
+            out.append(z3.Implies(below, z3.And(off < s[("elen",)], *same)))
+    return z3.And(out)
+
+
+def served_follower_exposed(c: Ctx, s: Sym) -> Any:
+    """A follower about to apply a Fetch response without error (it follows the response's leader
+    in its epoch, its LEO the fetch offset) holds the exposed entries below the smaller of the
+    response's HW and the fetch offset: the leader served the request after the KIP-101 check,
+    so the follower's log agreed with the leader's below the fetch offset, and the leader's log
+    below its HW was exposed; the follower's log is unchanged since."""
+    out = []
+    for m in range(c.M):
+        for f in _brokers(c):
+            cond = z3.And(s[("mk", m)] == S.FRESP, s[("merr", m)] == F_NONE, s[("ma", m)] == f, s[("alive", f)],
+                          s[("leader", f)] == s[("mb", m)], s[("le", f)] == s[("mle", m)],
+                          s[("leo", f)] == s[("moff", m)])
+            upto = N.smin(s[("mhw", m)], s[("moff", m)])
+            out += [z3.Implies(z3.And(cond, k < upto), z3.And(k < s[("elen",)], s[("lep", f, k)] == s[("eep", k)],
+                                                             s[("lval", f, k)] == s[("eval", k)]))
+                    for k in range(c.L)]
+    return z3.And(out)
+
+
+def epoch_offset_identity(c: Ctx, s: Sym) -> Any:
+    """Two entries with the same offset and leader epoch, wherever they are held (logs, Fetch
+    responses, the exposed prefix), have the same value: an epoch's leader writes each offset
+    once in that epoch (it does not truncate while it leads, and leaves the epoch for good), and
+    every copy keeps offset, epoch and value."""
+    return _entry_pairs(c, s, lambda x, y: z3.Implies(z3.And(x[0], y[0], x[1] == y[1], x[2] == y[2]), x[3] == y[3]))
+
+
 def candidates_remain(c: Ctx, s: Sym) -> Any:
     """(ELR on) |ISR ∪ ELR| >= min ISR - crashes + |members of ISR ∪ ELR down after a crash
     without a clean shutdown|. A member only leaves ISR ∪ ELR when an AlterPartition or a
@@ -1275,7 +1345,10 @@ LEMMAS: dict[str, Formula] = {"elr_small": elr_small, "well_formed": well_formed
                               "ap_named_unfenced": ap_named_unfenced, "ap_added_named": ap_added_named,
                               "exposed_within_epoch": exposed_within_epoch, "ap_added_caught_up": ap_added_caught_up,
                               "fetch_offsets_monotone": fetch_offsets_monotone, "ap_added_complete": ap_added_complete,
-                              "acked_exposed": acked_exposed}
+                              "acked_exposed": acked_exposed, "log_epochs_monotone": log_epochs_monotone,
+                              "response_records_exposed": response_records_exposed,
+                              "served_follower_exposed": served_follower_exposed,
+                              "epoch_offset_identity": epoch_offset_identity}
 SUPPORT: dict[str, tuple[str, ...]] = {
     "structural": ("elr_small",),
     "candidate_completeness": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural",
@@ -1292,7 +1365,9 @@ SUPPORT: dict[str, tuple[str, ...]] = {
                                "unled_epoch_requests_current", "alive_not_clean", "diverging_below_epoch",
                                "truncation_keeps_exposed", "recorded_epochs", "ap_member_positions",
                                "ap_named_unfenced", "ap_added_named", "exposed_within_epoch",
-                               "ap_added_caught_up", "fetch_offsets_monotone", "ap_added_complete"),
+                               "ap_added_caught_up", "fetch_offsets_monotone", "ap_added_complete",
+                               "log_epochs_monotone", "response_records_exposed", "served_follower_exposed",
+                               "epoch_offset_identity"),
     "candidates_remain": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "well_formed": ("partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "partition_epoch_replayed": ("well_formed", "message_domains", "elr_small", "structural"),
