@@ -689,6 +689,13 @@ def leader_positions(c: Ctx, s: Sym) -> Any:
                    for b in _brokers(c) for j in _brokers(c)])
 
 
+def _will_apply(c: Ctx, s: Sym, m: int, f: int) -> Any:
+    """Slot m holds a Fetch response that live follower f will apply: it follows the response's
+    leader in its epoch and its LEO is the fetch offset (handle_fetch_response's `moved_on` is false)."""
+    return z3.And(s[("mk", m)] == S.FRESP, s[("ma", m)] == f, s[("alive", f)], s[("leader", f)] == s[("mb", m)],
+                  s[("le", f)] == s[("mle", m)], s[("leo", f)] == s[("moff", m)])
+
+
 def truncation_keeps_position(c: Ctx, s: Sym) -> Any:
     """A diverging or OFFSET_OUT_OF_RANGE Fetch response from the current leader, in its leader
     epoch, to a follower that will apply it (it follows that leader in that epoch and its LEO is
@@ -706,12 +713,10 @@ def truncation_keeps_position(c: Ctx, s: Sym) -> Any:
                 if f == l:
                     continue
                 err = s[("merr", m)]
-                cond = z3.And(s[("mk", m)] == S.FRESP, s[("ma", m)] == f, s[("mb", m)] == l, s[("alive", f)],
-                              s[("leader", f)] == l, s[("le", f)] == s[("mle", m)], s[("leo", f)] == s[("moff", m)],
+                cond = z3.And(_will_apply(c, s, m, f), s[("mb", m)] == l,
                               _current_leader(c, s, l), s[("le", l)] == s[("mle", m)],
                               z3.Or(err == F_DIVERGING, err == F_OUT_OF_RANGE))
-                off = z3.If(err == F_DIVERGING, N.follower_truncation(c, s, f, s[("mde", m)], s[("mdo", m)]),
-                            N.out_of_range_truncation(s[("leo", f)], s[("mhw", m)]))
+                off = N.response_truncation(c, s, m, f)
                 known = z3.Or(s[("fep", l, f)] == s[("bepoch", f)], reg["isr"][f], reg["elr"][f])
                 out.append(z3.Implies(z3.And(cond, known), s[("fleo", l, f)] <= off))
                 out.append(z3.Implies(z3.And(cond, z3.Or(reg["isr"][f], reg["elr"][f])), s[("elen",)] <= off))
@@ -868,9 +873,7 @@ def out_of_range_past_leader(c: Ctx, s: Sym) -> Any:
     out = []
     for m in range(c.M):
         for f in _brokers(c):
-            cond = z3.And(s[("mk", m)] == S.FRESP, s[("merr", m)] == F_OUT_OF_RANGE, s[("ma", m)] == f,
-                          s[("alive", f)], s[("leader", f)] == s[("mb", m)], s[("le", f)] == s[("mle", m)],
-                          s[("leo", f)] == s[("moff", m)])
+            cond = z3.And(_will_apply(c, s, m, f), s[("merr", m)] == F_OUT_OF_RANGE)
             out += [z3.Implies(z3.And(cond, s[("mhw", m)] <= k, k < s[("leo", f)]), s[("lep", f, k)] < s[("mle", m)])
                     for k in range(c.L)]
     return z3.And(out)
@@ -916,13 +919,11 @@ def truncation_keeps_common_prefix(c: Ctx, s: Sym) -> Any:
                 if f == l:
                     continue
                 err = s[("merr", m)]
-                cond = z3.And(s[("mk", m)] == S.FRESP, s[("ma", m)] == f, s[("mb", m)] == l, s[("alive", f)],
-                              s[("leader", f)] == l, s[("le", f)] == s[("mle", m)], s[("leo", f)] == s[("moff", m)],
+                cond = z3.And(_will_apply(c, s, m, f), s[("mb", m)] == l,
                               z3.Or(z3.And(s[("alive", l)], s[("leader", l)] == l, s[("le", l)] == s[("mle", m)]),
                                     z3.And(z3.Not(s[("alive", l)]), reg["leader"] == l, reg["le"] == s[("mle", m)])),
                               z3.Or(err == F_DIVERGING, err == F_OUT_OF_RANGE))
-                off = z3.If(err == F_DIVERGING, N.follower_truncation(c, s, f, s[("mde", m)], s[("mdo", m)]),
-                            N.out_of_range_truncation(s[("leo", f)], s[("mhw", m)]))
+                off = N.response_truncation(c, s, m, f)
                 out += [z3.Implies(z3.And(cond, _agree(c, s, f, l, z3.IntVal(p))), p <= off) for p in range(1, c.L + 1)]
     return z3.And(out)
 
@@ -1050,13 +1051,9 @@ def truncation_keeps_exposed(c: Ctx, s: Sym) -> Any:
     for m in range(c.M):
         for f in _brokers(c):
             err = s[("merr", m)]
-            cond = z3.And(s[("mk", m)] == S.FRESP, s[("ma", m)] == f, s[("alive", f)],
-                          s[("leader", f)] == s[("mb", m)], s[("le", f)] == s[("mle", m)],
-                          s[("leo", f)] == s[("moff", m)], z3.Or(err == F_DIVERGING, err == F_OUT_OF_RANGE),
+            cond = z3.And(_will_apply(c, s, m, f), z3.Or(err == F_DIVERGING, err == F_OUT_OF_RANGE),
                           _exposed_in(c, s, f))
-            off = z3.If(err == F_DIVERGING, N.follower_truncation(c, s, f, s[("mde", m)], s[("mdo", m)]),
-                        N.out_of_range_truncation(s[("leo", f)], s[("mhw", m)]))
-            out.append(z3.Implies(cond, s[("elen",)] <= off))
+            out.append(z3.Implies(cond, s[("elen",)] <= N.response_truncation(c, s, m, f)))
     return z3.And(out)
 
 
@@ -1273,9 +1270,7 @@ def served_follower_exposed(c: Ctx, s: Sym) -> Any:
     out = []
     for m in range(c.M):
         for f in _brokers(c):
-            cond = z3.And(s[("mk", m)] == S.FRESP, s[("merr", m)] == F_NONE, s[("ma", m)] == f, s[("alive", f)],
-                          s[("leader", f)] == s[("mb", m)], s[("le", f)] == s[("mle", m)],
-                          s[("leo", f)] == s[("moff", m)])
+            cond = z3.And(_will_apply(c, s, m, f), s[("merr", m)] == F_NONE)
             upto = N.smin(s[("mhw", m)], s[("moff", m)])
             out += [z3.Implies(z3.And(cond, k < upto), z3.And(k < s[("elen",)], s[("lep", f, k)] == s[("eep", k)],
                                                              s[("lval", f, k)] == s[("eval", k)]))

@@ -419,6 +419,12 @@ def out_of_range_truncation(leo: Any, leader_end: Any) -> Any:
     return z3.If(z3.And(leader_end >= 0, leader_end < leo), leader_end, leo)
 
 
+def response_truncation(c: Ctx, s: Sym, m: int, f: int) -> Any:
+    """The offset follower f truncates to on the diverging or OFFSET_OUT_OF_RANGE response in slot m."""
+    return z3.If(s[("merr", m)] == F_DIVERGING, follower_truncation(c, s, f, s[("mde", m)], s[("mdo", m)]),
+                 out_of_range_truncation(s[("leo", f)], s[("mhw", m)]))
+
+
 # --- broker rules (broker_actions.py) ---------------------------------------------------------------
 
 
@@ -628,9 +634,7 @@ def handle_fetch_response(c: Ctx, s: Sym, m: int, f: int, l: int) -> Step:
     leo, hw = s[("leo", f)], s[("hw", f)]
     moved_on = z3.Or(s[("leader", f)] != l, s[("le", f)] != s[("mle", m)], leo != s[("moff", m)])
     err = s[("merr", m)]
-    off_div = follower_truncation(c, s, f, s[("mde", m)], s[("mdo", m)])
-    off_oor = out_of_range_truncation(leo, s[("mhw", m)])
-    off = z3.If(err == F_DIVERGING, off_div, off_oor)
+    off = response_truncation(c, s, m, f)
     truncated = s1.set({("leo", f): off, ("hw", f): smin(hw, off)})
     rlen = s[("mrlen", m)]
     u: dict = {("leo", f): leo + rlen}
