@@ -772,12 +772,8 @@ def fetch_request_current(c: Ctx, s: Sym) -> Any:
             cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, s[("alive", j)],
                           s[("mbe", m)] == s[("bepoch", j)], s[("mle", m)] == s[("le", j)],
                           s[("mb", m)] == s[("leader", j)])
-            leo = s[("leo", j)]
-            last = z3.IntVal(-1)
-            for k in range(c.L):
-                last = z3.If(leo == k + 1, s[("lep", j, k)], last)
-            lfe = last if c.r.truncate_by_epoch else z3.IntVal(-1)
-            out.append(z3.Implies(cond, z3.And(s[("moff", m)] == leo, s[("mlfe", m)] == lfe)))
+            out.append(z3.Implies(cond, z3.And(s[("moff", m)] == s[("leo", j)],
+                                               s[("mlfe", m)] == N.last_fetched_epoch(c, s, j))))
     return z3.And(out)
 
 
@@ -993,13 +989,6 @@ def fetch_request_shape(c: Ctx, s: Sym) -> Any:
     return z3.And(out)
 
 
-def _last_epoch(c: Ctx, s: Sym, j: int) -> Any:
-    last = z3.IntVal(-1)
-    for k in range(c.L):
-        last = z3.If(s[("leo", j)] == k + 1, s[("lep", j, k)], last)
-    return last
-
-
 def unled_epoch_requests_current(c: Ctx, s: Sym) -> Any:
     """Before the broker the controller named leader of the latest leader epoch has begun to lead
     it, a Fetch request of that epoch, from a follower up or shut down cleanly, of its current
@@ -1016,8 +1005,8 @@ def unled_epoch_requests_current(c: Ctx, s: Sym) -> Any:
             cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, s[("mle", m)] == reg["le"],
                           s[("mb", m)] == reg["leader"], z3.Or(s[("alive", j)], s[("clean", j)]),
                           z3.Or(s[("mbe", m)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]), unled)
-            lfe = _last_epoch(c, s, j) if c.r.truncate_by_epoch else z3.IntVal(-1)
-            out.append(z3.Implies(cond, z3.And(s[("moff", m)] == s[("leo", j)], s[("mlfe", m)] == lfe)))
+            out.append(z3.Implies(cond, z3.And(s[("moff", m)] == s[("leo", j)],
+                                               s[("mlfe", m)] == N.last_fetched_epoch(c, s, j))))
     return z3.And(out)
 
 

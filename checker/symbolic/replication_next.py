@@ -541,6 +541,15 @@ def replay_metadata(c: Ctx, s: Sym, b: int) -> Step:
     return Step(guard, leader_progress(c, live_pending(c, t), b))
 
 
+def last_fetched_epoch(c: Ctx, s: Sym, f: int) -> Any:
+    """The last fetched epoch `f` sends (broker_actions.send_fetch): its last entry's leader epoch,
+    UNKNOWN for an empty log or without KIP-101."""
+    if not c.r.truncate_by_epoch:
+        return z3.IntVal(UNKNOWN)
+    eps, leo = log_of(c, s, f)
+    return select(eps, leo - 1, z3.IntVal(UNKNOWN))
+
+
 def send_fetch(c: Ctx, s: Sym, f: int) -> Step:
     """broker_actions.send_fetch."""
     leader = s[("leader", f)]
@@ -550,10 +559,9 @@ def send_fetch(c: Ctx, s: Sym, f: int) -> Step:
         guard.append(z3.Not(z3.And(s[("mk", m)] == FREQ, s[("ma", m)] == f, s[("mbe", m)] == s[("bepoch", f)],
                                    s[("mle", m)] == s[("le", f)])))
         guard.append(z3.Not(z3.And(s[("mk", m)] == FRESP, s[("ma", m)] == f, s[("mle", m)] == s[("le", f)])))
-    eps, leo = log_of(c, s, f)
-    lfe = select(eps, leo - 1, z3.IntVal(UNKNOWN)) if c.r.truncate_by_epoch else z3.IntVal(UNKNOWN)
     t = add_message(c, s, {("mk",): z3.IntVal(FREQ), ("ma",): z3.IntVal(f), ("mb",): leader,
-                           ("mbe",): s[("bepoch", f)], ("mle",): s[("le", f)], ("moff",): leo, ("mlfe",): lfe})
+                           ("mbe",): s[("bepoch", f)], ("mle",): s[("le", f)], ("moff",): s[("leo", f)],
+                           ("mlfe",): last_fetched_epoch(c, s, f)})
     return Step(z3.And(guard), t)
 
 
