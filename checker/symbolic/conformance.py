@@ -89,8 +89,9 @@ class Relation:
         self.enc = enc = encoding_of(ctx)
         self.pre = enc.fresh(ctx.layout, "pre_")
         self.post = enc.fresh(ctx.layout, "post_")
-        self.solver = z3.Solver()
-        self.solver.add(enc.transition(ctx, self.pre, self.post))
+        self.relation = enc.transition(ctx, self.pre, self.post)
+        self.solver = z3.Solver()  # incremental: one concrete step per check, under assumptions
+        self.solver.add(self.relation)
 
     def allows(self, s: Any, t: Any) -> bool:
         """Does the relation allow the concrete step s -> t?"""
@@ -98,20 +99,48 @@ class Relation:
         return self.solver.check(matches(lay, self.pre, s), matches(lay, self.post, t)) == z3.sat
 
     def successors(self, s: Any, limit: int = 10_000) -> list[Any]:
-        """The concrete successors of s the relation allows (Z3 models, each blocked in turn)."""
+        """The concrete successors of s the relation allows (Z3 models, each blocked in turn). The
+        pre-state's values are substituted into the relation first: enumerating over the
+        simplified formula is several times faster than under the incremental solver."""
         lay, matches, decode = self.ctx.layout, self.enc.matches, self.enc.decode
         out: list[Any] = []
-        self.solver.push()
-        try:
-            self.solver.add(matches(lay, self.pre, s))
-            epochs = range(0, getattr(self.ctx.p, "max_epoch", 0) + 2)
-            while len(out) < limit and self.solver.check() == z3.sat:
-                t = decode(lay, self.solver.model(), self.post, epochs)
-                out.append(t)
-                self.solver.add(z3.Not(matches(lay, self.post, t)))
-        finally:
-            self.solver.pop()
+        pairs, rest = _ground_equalities(matches(lay, self.pre, s))
+        solver = z3.Solver()
+        solver.add(z3.simplify(z3.substitute(self.relation, *pairs)), *rest)
+        epochs = range(0, getattr(self.ctx.p, "max_epoch", 0) + 2)
+        while len(out) < limit and solver.check() == z3.sat:
+            t = decode(lay, solver.model(), self.post, epochs)
+            out.append(t)
+            solver.add(z3.Not(matches(lay, self.post, t)))
         return out
+
+
+def _ground(e: Any) -> bool:
+    if z3.is_const(e):
+        return e.decl().kind() != z3.Z3_OP_UNINTERPRETED
+    return all(_ground(a) for a in e.children())
+
+
+def _ground_equalities(conj: Any) -> tuple[list[tuple[Any, Any]], list[Any]]:
+    """Split a conjunction into (variable, ground value) pairs and the other constraints."""
+    todo, pairs, rest, seen = [conj], [], [], set()
+    while todo:
+        e = todo.pop()
+        if z3.is_and(e):
+            todo.extend(e.children())
+            continue
+        if z3.is_eq(e):
+            for var, value in ((e.arg(0), e.arg(1)), (e.arg(1), e.arg(0))):
+                if z3.is_const(var) and not _ground(var) and _ground(value) and var.get_id() not in seen:
+                    seen.add(var.get_id())
+                    pairs.append((var, value))
+                    break
+            else:
+                rest.append(e)
+        else:
+            rest.append(e)
+    # a second value for a substituted variable must still conflict with the first
+    return pairs, [z3.substitute(e, *pairs) for e in rest] if pairs else rest
 
 
 def check_transitions(model: Any, ctx: Any, states: list[Any], relation: Relation | None = None) -> Report:
