@@ -310,14 +310,15 @@ def test_slow_bug_variants_fail_candidate_completeness_by_cti(variant, lemma, ac
 
 
 @pytest.mark.slow
-def test_replication_invariants_resting_on_candidate_completeness_are_proved():
-    """leader_completeness, log_matching, consistent_reads and no_acked_record_lost are proved
-    on the default preset, 3 brokers, on candidate_completeness's strengthening (about two
-    minutes each)."""
-    ctx, _ = rctx_of("default")
-    for name in ("leader_completeness", "log_matching", "consistent_reads", "no_acked_record_lost"):
-        o = prove(ctx, [name], timeout_s=120)
-        assert o.result == PROVED and o.never_enabled == [], (name, o.result, o.cti and o.cti.conjunct)
+@pytest.mark.parametrize("values", [1, 2])
+def test_replication_invariants_resting_on_candidate_completeness_are_proved(values):
+    """leader_completeness, log_matching, consistent_reads and no_acked_record_lost, and with
+    them candidate_completeness (part of their strengthening), are proved together on the
+    default preset, 3 brokers, with one value and with two (about 2.5 and 4 minutes)."""
+    ctx, _ = rctx_of("default", values=values)
+    names = ["leader_completeness", "log_matching", "consistent_reads", "no_acked_record_lost"]
+    o = prove(ctx, names, timeout_s=120)
+    assert o.result == PROVED and o.never_enabled == [], (o.result, o.cti and (o.cti.conjunct, o.cti.action))
 
 
 def test_replication_quorum_superset_is_proved_for_three_brokers():
@@ -426,12 +427,13 @@ def test_spec_proofs_names_every_replication_lemma():
 def test_every_replication_lemma_holds_on_reachable_states():
     """A lemma must hold on every reachable state (else it is wrong, not just too weak): checked
     on BFS samples and random walks of three presets, two of which (smoke, zombie-leader) the
-    candidate_completeness proof does not cover."""
+    candidate_completeness proof does not cover, and of default with two values (where the
+    value and epoch-order lemmas have something to say)."""
     from checker.symbolic import conformance as C
     from checker.symbolic.replication_state import fresh as rfresh, matches as rmatches
 
-    for preset in ("smoke", "default", "zombie-leader"):
-        ctx, model = rctx_of(preset)
+    for preset, sets in (("smoke", {}), ("default", {"values": 2}), ("zombie-leader", {})):
+        ctx, model = rctx_of(preset, **sets)
         states = C.sample(model, 60) + C.walk_sample(model, walks=3, depth=35, seed=2)
         sym = rfresh(ctx.layout, "v_")
         for name in list(replication_inv.LEMMAS) + ["structural", "quorum_superset", "candidate_completeness"]:

@@ -581,18 +581,22 @@ def no_zombie_leader(c: Ctx, s: Sym) -> Any:
                    for b in _brokers(c)])
 
 
-def _entries(c: Ctx, s: Sym) -> list[tuple[Any, Any, Any, Any]]:
-    """Every (valid, offset, leader epoch, value) entry held in a log, a Fetch response without
-    error, or the exposed prefix."""
-    out = []
-    for i in _brokers(c):
-        out += [(k < s[("leo", i)], z3.IntVal(k), s[("lep", i, k)], s[("lval", i, k)]) for k in range(c.L)]
+def _holders(c: Ctx, s: Sym) -> list[list[tuple[Any, Any, Any, Any]]]:
+    """The (valid, offset, leader epoch, value) entries of each log, each Fetch response without
+    error, and the exposed prefix, in offset order."""
+    out = [[(k < s[("leo", i)], z3.IntVal(k), s[("lep", i, k)], s[("lval", i, k)]) for k in range(c.L)]
+           for i in _brokers(c)]
     for m in range(c.M):
         ok = z3.And(s[("mk", m)] == S.FRESP, s[("merr", m)] == F_NONE)
-        out += [(z3.And(ok, x < s[("mrlen", m)]), s[("moff", m)] + x, s[("mrep", m, x)], s[("mrval", m, x)])
-                for x in range(c.L)]
-    out += [(k < s[("elen",)], z3.IntVal(k), s[("eep", k)], s[("eval", k)]) for k in range(c.L)]
+        out.append([(z3.And(ok, x < s[("mrlen", m)]), s[("moff", m)] + x, s[("mrep", m, x)], s[("mrval", m, x)])
+                    for x in range(c.L)])
+    out.append([(k < s[("elen",)], z3.IntVal(k), s[("eep", k)], s[("eval", k)]) for k in range(c.L)])
     return out
+
+
+def _entries(c: Ctx, s: Sym) -> list[tuple[Any, Any, Any, Any]]:
+    """Every entry held in a log, a Fetch response without error, or the exposed prefix."""
+    return [e for h in _holders(c, s) for e in h]
 
 
 def _entry_pairs(c: Ctx, s: Sym, rule: Callable[[Any, Any], Any]) -> Any:
@@ -1218,6 +1222,23 @@ def acked_exposed(c: Ctx, s: Sym) -> Any:
     return z3.And(out)
 
 
+def pending_produce_in_log(c: Ctx, s: Sym) -> Any:
+    """A pending produce names a live broker still leading in the produce's leader epoch, whose
+    log holds the value at the produce's offset in that epoch: the leader appends the value at
+    its LEO in its epoch and records the produce; it does not truncate while it leads, and a
+    produce whose leader goes down or leaves the epoch fails (broker_actions.live_pending)."""
+    out = []
+    for v in range(c.layout.V):
+        for l in _brokers(c):
+            held = [z3.Implies(s[("hpoff", v)] == k, z3.And(k < s[("leo", l)], s[("lval", l, k)] == v,
+                                                            s[("lep", l, k)] == s[("hple", v)]))
+                    for k in range(c.L)]
+            out.append(z3.Implies(z3.And(s[("hp", v)], s[("hpl", v)] == l),
+                                  z3.And(s[("alive", l)], s[("leader", l)] == l, s[("le", l)] == s[("hple", v)],
+                                         0 <= s[("hpoff", v)], s[("hpoff", v)] < c.L, *held)))
+    return z3.And(out)
+
+
 def log_epochs_monotone(c: Ctx, s: Sym) -> Any:
     """Leader epochs never decrease along a log, nor along a Fetch response's records, nor along
     the exposed prefix: a leader appends entries of its epoch, the highest it has seen in its
@@ -1273,6 +1294,51 @@ def epoch_offset_identity(c: Ctx, s: Sym) -> Any:
     once in that epoch (it does not truncate while it leads, and leaves the epoch for good), and
     every copy keeps offset, epoch and value."""
     return _entry_pairs(c, s, lambda x, y: z3.Implies(z3.And(x[0], y[0], x[1] == y[1], x[2] == y[2]), x[3] == y[3]))
+
+
+def value_epoch_order(c: Ctx, s: Sym) -> Any:
+    """(No fencing of live brokers, `fences = 0`.) Of two entries held anywhere (logs, Fetch
+    responses, the exposed prefix), the one with the smaller value has a leader epoch no larger:
+    values are produced in increasing order (History.next_value), each by the leader of the
+    latest leader epoch (no zombie leader), leader epochs only grow, and copies keep the epoch.
+    With fencings a zombie leader may append a new value in its old epoch."""
+    if c.p.fences != 0:
+        return z3.BoolVal(True)
+    ordered = lambda x, y: z3.Implies(z3.And(x[0], y[0], x[3] < y[3]), x[2] <= y[2])
+    return _entry_pairs(c, s, lambda x, y: z3.And(ordered(x, y), ordered(y, x)))
+
+
+def epoch_start_identity(c: Ctx, s: Sym) -> Any:
+    """An epoch's entries start at the same offset wherever they are held: if a holder (log,
+    Fetch response, exposed prefix) has an entry of epoch e after one of an older epoch, every
+    entry of epoch e anywhere lies past that older one. The epoch's leader writes its entries
+    from its epoch start offset on, and a copy of an entry of epoch e is made only onto a prefix
+    that agrees with that leader's log (KIP-101), where the offsets below the start hold older
+    epochs."""
+    hs = _holders(c, s)
+    out = []
+    for x in _entries(c, s):
+        for h in hs:
+            for j in range(len(h)):
+                for k in range(j + 1, len(h)):
+                    cond = z3.And(x[0], h[j][0], h[k][0], h[k][2] == x[2], h[j][2] < x[2])
+                    out.append(z3.Implies(cond, h[j][1] < x[1]))
+    return z3.And(out)
+
+
+def response_continues_log(c: Ctx, s: Sym) -> Any:
+    """A Fetch response without error that its follower will apply (as in _will_apply) carries
+    records whose first leader epoch is at least that of the follower's last entry: the request
+    named that epoch and the follower's LEO (unchanged since, fetch_unique), and the leader
+    found no divergence, so its log holds that epoch up to the fetch offset at least, and its
+    later entries have epochs no smaller (KIP-101, LeaderEpochFileCache.endOffsetFor)."""
+    out = []
+    for m in range(c.M):
+        for f in _brokers(c):
+            cond = z3.And(_will_apply(c, s, m, f), s[("merr", m)] == F_NONE, s[("mrlen", m)] > 0)
+            out += [z3.Implies(z3.And(cond, s[("leo", f)] == k + 1), s[("lep", f, k)] <= s[("mrep", m, 0)])
+                    for k in range(c.L)]
+    return z3.And(out)
 
 
 def candidates_remain(c: Ctx, s: Sym) -> Any:
@@ -1332,7 +1398,11 @@ LEMMAS: dict[str, Formula] = {"elr_small": elr_small, "well_formed": well_formed
                               "acked_exposed": acked_exposed, "log_epochs_monotone": log_epochs_monotone,
                               "response_records_exposed": response_records_exposed,
                               "served_follower_exposed": served_follower_exposed,
-                              "epoch_offset_identity": epoch_offset_identity}
+                              "epoch_offset_identity": epoch_offset_identity,
+                              "value_epoch_order": value_epoch_order,
+                              "epoch_start_identity": epoch_start_identity,
+                              "response_continues_log": response_continues_log,
+                              "pending_produce_in_log": pending_produce_in_log}
 SUPPORT: dict[str, tuple[str, ...]] = {
     "structural": ("elr_small",),
     "candidate_completeness": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural",
@@ -1351,7 +1421,8 @@ SUPPORT: dict[str, tuple[str, ...]] = {
                                "ap_named_unfenced", "ap_added_named", "exposed_within_epoch",
                                "ap_added_caught_up", "fetch_offsets_monotone", "ap_added_complete",
                                "log_epochs_monotone", "response_records_exposed", "served_follower_exposed",
-                               "epoch_offset_identity"),
+                               "epoch_offset_identity", "value_epoch_order", "epoch_start_identity",
+                               "response_continues_log"),
     "candidates_remain": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "well_formed": ("partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "partition_epoch_replayed": ("well_formed", "message_domains", "elr_small", "structural"),
@@ -1363,8 +1434,8 @@ SUPPORT: dict[str, tuple[str, ...]] = {
 # the invariants that rest on candidate completeness: its strengthening, and it
 for _name in ("leader_completeness", "log_matching", "consistent_reads", "no_acked_record_lost"):
     SUPPORT[_name] = SUPPORT["candidate_completeness"] + ("candidate_completeness",)
-SUPPORT["leader_completeness"] += ("consistent_reads", "acked_exposed")
-SUPPORT["no_acked_record_lost"] += ("consistent_reads", "acked_exposed")
+SUPPORT["leader_completeness"] += ("consistent_reads", "acked_exposed", "pending_produce_in_log")
+SUPPORT["no_acked_record_lost"] += ("consistent_reads", "acked_exposed", "pending_produce_in_log")
 QUANTIFIED: set[str] = set()
 
 
