@@ -1,7 +1,7 @@
 """Seconds per `kcheck prove` run by size, as JSON on stdout.
 
     python bench/bench_prove.py [--model kraft|replication] [--sizes 3,5,7] [--preset default]
-                                [--invariant NAME]... [--timeout 120] [--bmc K]
+                                [--set KEY=VALUE]... [--invariant NAME]... [--timeout 120] [--bmc K]
 
 For each size (voters for kraft, brokers for replication; default sizes 3,5,7 for kraft and
 3,4 for replication): the induction result (proved / cti / unknown / vacuous), its seconds, the
@@ -26,6 +26,7 @@ def main() -> None:
     ap.add_argument("--sizes", default=None, help="default: 3,5,7 (kraft), 3,4 (replication)")
     ap.add_argument("--invariant", action="append", default=[], help="default: the model's DEFAULT_TARGETS")
     ap.add_argument("--preset", default="default")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key (e.g. values=2)")
     ap.add_argument("--variant", default=None)
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--bmc", type=int, default=0)
@@ -36,12 +37,12 @@ def main() -> None:
     size_key = _SIZE_KEY[args.model]
     rows = []
     for n in (int(x) for x in sizes.split(",")):
-        rc = load_config(model=args.model, preset=args.preset, variant=args.variant)
+        rc = load_config(model=args.model, preset=args.preset, variant=args.variant, overrides=args.set)
         config = {**dict(rc.config), size_key: n}
         ctx = Ctx.of(Params.from_config(config), rc.variant)
         t0 = time.monotonic()
         o = prove(ctx, targets, timeout_s=args.timeout)
-        row = {"model": args.model, size_key: n, "invariants": targets, "result": o.result, "seconds": round(time.monotonic() - t0, 2),
+        row = {"model": args.model, size_key: n, "set": args.set, "invariants": targets, "result": o.result, "seconds": round(time.monotonic() - t0, 2),
                "solver_seconds": round(o.seconds, 2), "queries": len(o.checks),
                "slowest": max(((c.what, round(c.seconds, 2)) for c in o.checks), key=lambda x: x[1], default=None),
                "cti": None if o.cti is None else {"conjunct": o.cti.conjunct, "action": repr(o.cti.action)}}
