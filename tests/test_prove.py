@@ -427,12 +427,12 @@ def test_spec_proofs_names_every_replication_lemma():
 def test_every_replication_lemma_holds_on_reachable_states():
     """A lemma must hold on every reachable state (else it is wrong, not just too weak): checked
     on BFS samples and random walks of three presets, two of which (smoke, zombie-leader) the
-    candidate_completeness proof does not cover, and of default with two values (where the
+    candidate_completeness proof does not cover, and of default with three values (where the
     value and epoch-order lemmas have something to say)."""
     from checker.symbolic import conformance as C
     from checker.symbolic.replication_state import fresh as rfresh, matches as rmatches
 
-    for preset, sets in (("smoke", {}), ("default", {"values": 2}), ("zombie-leader", {})):
+    for preset, sets in (("smoke", {}), ("default", {"values": 3}), ("zombie-leader", {})):
         ctx, model = rctx_of(preset, **sets)
         states = C.sample(model, 60) + C.walk_sample(model, walks=3, depth=35, seed=2)
         sym = rfresh(ctx.layout, "v_")

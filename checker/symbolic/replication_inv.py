@@ -17,7 +17,7 @@ import z3
 from checker.symbolic import replication_next as N
 from checker.symbolic import replication_state as S
 from checker.symbolic.replication_next import Ctx, maximal_isr, member, nonempty, partition, waited_for
-from checker.symbolic.term import Sym, at_least, count
+from checker.symbolic.term import Sym, at_least, count, select
 from model.replication.state import F_DIVERGING, F_NONE, F_OUT_OF_RANGE
 
 F = z3.BoolVal(False)
@@ -1341,6 +1341,45 @@ def response_continues_log(c: Ctx, s: Sym) -> Any:
     return z3.And(out)
 
 
+def response_log_matching(c: Ctx, s: Sym) -> Any:
+    """Log matching across a Fetch response without error that its follower will apply: a log
+    holding one of its records' leader epochs at that record's offset agrees with the follower's
+    log below the fetch offset. The leader built the response from its log, which agreed with the
+    follower's below the fetch offset (the request passed the KIP-101 check; acceptable_fetch_agrees),
+    and any log holding an entry of the leader's at the same offset and epoch agrees with the
+    leader's below it (epoch_log_matching); the follower's log is unchanged since."""
+    out = []
+    for m in range(c.M):
+        for f in _brokers(c):
+            cond = z3.And(_will_apply(c, s, m, f), s[("merr", m)] == F_NONE)
+            for b in _brokers(c):
+                if b == f:
+                    continue
+                for x in range(c.L):
+                    for k in range(c.L):
+                        same = z3.And(cond, x < s[("mrlen", m)], s[("moff", m)] + x == k, k < s[("leo", b)],
+                                      s[("lep", b, k)] == s[("mrep", m, x)])
+                        out.append(z3.Implies(same, _agree(c, s, f, b, s[("moff", m)])))
+    return z3.And(out)
+
+
+def response_epoch_start(c: Ctx, s: Sym) -> Any:
+    """A Fetch response without error that its follower will apply, whose first record's leader
+    epoch is above the follower's last entry's, starts that epoch: no entry of it, anywhere, lies
+    below the fetch offset. The leader's log held the follower's last epoch just below the fetch
+    offset and the record's epoch at it, and an epoch starts at one offset everywhere
+    (epoch_start_identity)."""
+    entries = _entries(c, s)
+    out = []
+    for m in range(c.M):
+        for f in _brokers(c):
+            first = s[("mrep", m, 0)]
+            cond = z3.And(_will_apply(c, s, m, f), s[("merr", m)] == F_NONE, s[("mrlen", m)] > 0,
+                          select(N.log_of(c, s, f)[0], s[("leo", f)] - 1, z3.IntVal(-1)) < first)
+            out += [z3.Implies(z3.And(cond, x[0], x[2] == first), s[("moff", m)] <= x[1]) for x in entries]
+    return z3.And(out)
+
+
 def candidates_remain(c: Ctx, s: Sym) -> Any:
     """(ELR on) |ISR ∪ ELR| >= min ISR - crashes + |members of ISR ∪ ELR down after a crash
     without a clean shutdown|. A member only leaves ISR ∪ ELR when an AlterPartition or a
@@ -1402,7 +1441,9 @@ LEMMAS: dict[str, Formula] = {"elr_small": elr_small, "well_formed": well_formed
                               "value_epoch_order": value_epoch_order,
                               "epoch_start_identity": epoch_start_identity,
                               "response_continues_log": response_continues_log,
-                              "pending_produce_in_log": pending_produce_in_log}
+                              "pending_produce_in_log": pending_produce_in_log,
+                              "response_log_matching": response_log_matching,
+                              "response_epoch_start": response_epoch_start}
 SUPPORT: dict[str, tuple[str, ...]] = {
     "structural": ("elr_small",),
     "candidate_completeness": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural",
@@ -1422,7 +1463,7 @@ SUPPORT: dict[str, tuple[str, ...]] = {
                                "ap_added_caught_up", "fetch_offsets_monotone", "ap_added_complete",
                                "log_epochs_monotone", "response_records_exposed", "served_follower_exposed",
                                "epoch_offset_identity", "value_epoch_order", "epoch_start_identity",
-                               "response_continues_log"),
+                               "response_continues_log", "response_log_matching", "response_epoch_start"),
     "candidates_remain": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "well_formed": ("partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "partition_epoch_replayed": ("well_formed", "message_domains", "elr_small", "structural"),
