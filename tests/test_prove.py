@@ -310,11 +310,11 @@ def test_slow_bug_variants_fail_candidate_completeness_by_cti(variant, lemma, ac
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("values", [1, 2])
+@pytest.mark.parametrize("values", [1, 2, 3])
 def test_replication_invariants_resting_on_candidate_completeness_are_proved(values):
     """leader_completeness, log_matching, consistent_reads and no_acked_record_lost, and with
     them candidate_completeness (part of their strengthening), are proved together on the
-    default preset, 3 brokers, with one value and with two (about 2.5 and 4 minutes)."""
+    default preset, 3 brokers, with one, two and three values (about 2, 4 and 6 minutes)."""
     ctx, _ = rctx_of("default", values=values)
     names = ["leader_completeness", "log_matching", "consistent_reads", "no_acked_record_lost"]
     o = prove(ctx, names, timeout_s=120)
