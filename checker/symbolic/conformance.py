@@ -82,7 +82,8 @@ class Report:
 
 
 class Relation:
-    """Next(pre, post) built once over fresh variables; concrete states are asserted per check."""
+    """Next(pre, post) built once over fresh variables; a concrete pre-state is substituted into
+    it (one solver per pre-state), a concrete post-state asserted per check."""
 
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
