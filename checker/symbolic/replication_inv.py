@@ -17,7 +17,7 @@ import z3
 from checker.symbolic import replication_next as N
 from checker.symbolic import replication_state as S
 from checker.symbolic.replication_next import Ctx, maximal_isr, member, nonempty, partition, waited_for
-from checker.symbolic.term import Sym, at_least, count, select
+from checker.symbolic.term import Sym, at_least, count
 from model.replication.state import F_DIVERGING, F_NONE, F_OUT_OF_RANGE
 
 F = z3.BoolVal(False)
@@ -1336,8 +1336,7 @@ def response_continues_log(c: Ctx, s: Sym) -> Any:
     for m in range(c.M):
         for f in _brokers(c):
             cond = z3.And(_will_apply(c, s, m, f), s[("merr", m)] == F_NONE, s[("mrlen", m)] > 0)
-            out += [z3.Implies(z3.And(cond, s[("leo", f)] == k + 1), s[("lep", f, k)] <= s[("mrep", m, 0)])
-                    for k in range(c.L)]
+            out.append(z3.Implies(z3.And(cond, s[("leo", f)] > 0), N.last_entry_epoch(c, s, f) <= s[("mrep", m, 0)]))
     return z3.And(out)
 
 
@@ -1375,7 +1374,7 @@ def response_epoch_start(c: Ctx, s: Sym) -> Any:
         for f in _brokers(c):
             first = s[("mrep", m, 0)]
             cond = z3.And(_will_apply(c, s, m, f), s[("merr", m)] == F_NONE, s[("mrlen", m)] > 0,
-                          select(N.log_of(c, s, f)[0], s[("leo", f)] - 1, z3.IntVal(-1)) < first)
+                          N.last_entry_epoch(c, s, f) < first)
             out += [z3.Implies(z3.And(cond, x[0], x[2] == first), s[("moff", m)] <= x[1]) for x in entries]
     return z3.And(out)
 

@@ -541,13 +541,16 @@ def replay_metadata(c: Ctx, s: Sym, b: int) -> Step:
     return Step(guard, leader_progress(c, live_pending(c, t), b))
 
 
+def last_entry_epoch(c: Ctx, s: Sym, f: int) -> Any:
+    """The leader epoch of f's last log entry, UNKNOWN for an empty log."""
+    eps, leo = log_of(c, s, f)
+    return select(eps, leo - 1, z3.IntVal(UNKNOWN))
+
+
 def last_fetched_epoch(c: Ctx, s: Sym, f: int) -> Any:
     """The last fetched epoch `f` sends (broker_actions.send_fetch): its last entry's leader epoch,
     UNKNOWN for an empty log or without KIP-101."""
-    if not c.r.truncate_by_epoch:
-        return z3.IntVal(UNKNOWN)
-    eps, leo = log_of(c, s, f)
-    return select(eps, leo - 1, z3.IntVal(UNKNOWN))
+    return last_entry_epoch(c, s, f) if c.r.truncate_by_epoch else z3.IntVal(UNKNOWN)
 
 
 def send_fetch(c: Ctx, s: Sym, f: int) -> Step:
