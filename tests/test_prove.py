@@ -269,10 +269,10 @@ def test_replication_candidate_completeness_is_proved_for_three_brokers():
 # (variant, the lemma the CTI names, its action): on `default`, where Kafka 4.1 is proved, each
 # variant's proof of candidate_completeness fails with a CTI whose action Kafka 4.1 survives
 VARIANT_CTIS = [
-    ("truncate-to-hw", "ap_added_complete", "ReplayMetadata"),
+    ("truncate-to-hw", "lossless_candidates_complete", "ReplayMetadata"),
     ("hw-ignores-min-isr", "clean_candidates_complete", "ReplayMetadata"),
     ("unclean-restart-keeps-elr", "fetch_positions", "Restart"),
-    ("truncate-to-hw-diverge", "ap_added_complete", "ReplayMetadata"),
+    ("truncate-to-hw-diverge", "lossless_candidates_complete", "ReplayMetadata"),
 ]
 SLOW_VARIANT_CTIS = [
     ("no-broker-epoch-in-alter-partition", "fetch_positions", "HandleAlterPartitionIn"),
@@ -319,6 +319,29 @@ def test_replication_invariants_resting_on_candidate_completeness_are_proved(val
     names = ["leader_completeness", "log_matching", "consistent_reads", "no_acked_record_lost"]
     o = prove(ctx, names, timeout_s=120)
     assert o.result == PROVED and o.never_enabled == [], (o.result, o.cti and (o.cti.conjunct, o.cti.action))
+
+
+def test_replication_invariants_are_proved_on_epoch_lookup():
+    """On `epoch-lookup` (3 brokers, three leader epochs, two crashes that keep the log, min ISR 1,
+    KIP-966's last-known-leader election reachable), where R2 and R3 break log_matching, the four
+    invariants resting on candidate_completeness, and it, are proved (about 2 minutes)."""
+    ctx, _ = rctx_of("epoch-lookup")
+    names = ["leader_completeness", "log_matching", "consistent_reads", "no_acked_record_lost"]
+    o = prove(ctx, names, timeout_s=120)
+    assert o.result == PROVED and o.never_enabled == [], (o.result, o.cti and (o.cti.conjunct, o.cti.action))
+
+
+def test_epoch_lookup_first_larger_fails_log_matching_by_cti():
+    """R3 on `epoch-lookup`: the proof of log_matching fails with a CTI where a leader that has
+    just taken over would accept a Fetch whose last fetched epoch it never had (the lookup answers
+    with the first larger epoch), though the logs differ below the fetch offset; Kafka 4.1
+    preserves that lemma under the same action."""
+    ctx, _ = rctx_of("epoch-lookup", "epoch-lookup-first-larger")
+    o = prove(ctx, ["log_matching"], timeout_s=120)
+    assert o.result == CTI and o.cti is not None, (o.result, o.reason)
+    assert (o.cti.conjunct, type(o.cti.action).__name__) == ("acceptable_fetch_agrees", "ReplayMetadata")
+    kafka, _ = rctx_of("epoch-lookup")
+    assert preserves(kafka, ["log_matching"], o.cti.action, "acceptable_fetch_agrees", timeout_s=120) == "holds"
 
 
 def test_replication_quorum_superset_is_proved_for_three_brokers():
@@ -426,13 +449,14 @@ def test_spec_proofs_names_every_replication_lemma():
 
 def test_every_replication_lemma_holds_on_reachable_states():
     """A lemma must hold on every reachable state (else it is wrong, not just too weak): checked
-    on BFS samples and random walks of three presets, two of which (smoke, zombie-leader) the
-    candidate_completeness proof does not cover, and of default with three values (where the
-    value and epoch-order lemmas have something to say)."""
+    on BFS samples and random walks of four presets, two of which (smoke, zombie-leader) the
+    candidate_completeness proof does not cover, of default with three values (where the
+    value and epoch-order lemmas have something to say) and of epoch-lookup (three leader epochs,
+    the last-known-leader election)."""
     from checker.symbolic import conformance as C
     from checker.symbolic.replication_state import fresh as rfresh, matches as rmatches
 
-    for preset, sets in (("smoke", {}), ("default", {"values": 3}), ("zombie-leader", {})):
+    for preset, sets in (("smoke", {}), ("default", {"values": 3}), ("zombie-leader", {}), ("epoch-lookup", {})):
         ctx, model = rctx_of(preset, **sets)
         states = C.sample(model, 60) + C.walk_sample(model, walks=3, depth=35, seed=2)
         sym = rfresh(ctx.layout, "v_")

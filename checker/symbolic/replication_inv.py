@@ -45,6 +45,12 @@ def _holds_value(c: Ctx, s: Sym, i: int, v: int) -> Any:
     return z3.Or([z3.And(k < s[("leo", i)], s[("lval", i, k)] == v) for k in range(c.L)]) if c.L else z3.BoolVal(False)
 
 
+def _log_kept(s: Sym, j: int) -> Any:
+    """Broker j's log is as it was when j last ran: j is up, or down after a controlled shutdown,
+    or no lossy crash has happened (an unclean crash that is not lossy keeps the log too)."""
+    return z3.Or(s[("alive", j)], s[("clean", j)], s[("lossy",)] == 0)
+
+
 def _current_leader(c: Ctx, s: Sym, i: int) -> Any:
     """properties.current_leader is broker i: the controller's leader, up, leading its epoch."""
     reg = partition(c, s)
@@ -181,7 +187,8 @@ def well_formed(c: Ctx, s: Sym) -> Any:
     for q in range(c.layout.P + 1):
         held = z3.And(start <= q, q <= latest)
         out.append(z3.Implies(held, z3.And(s[("c_leader", q)] >= -1, s[("c_leader", q)] < n, s[("c_le", q)] >= 0,
-                                           s[("c_le", q)] <= p.max_leader_epoch, s[("c_le", q)] <= reg["le"])))
+                                           s[("c_le", q)] <= p.max_leader_epoch, s[("c_le", q)] <= reg["le"],
+                                           s[("c_le", q)] <= q)))
     for q in range(c.layout.P + 1):
         for q2 in range(q + 1, c.layout.P + 1):
             both = z3.And(start <= q, q2 <= latest)
@@ -301,9 +308,10 @@ def _controller_leader(c: Ctx, s: Sym, b: int) -> Any:
 
 
 def records_structural(c: Ctx, s: Sym) -> Any:
-    """Every held record has an empty ELR when its ISR has min ISR members and its leader (if
-    any) in its ISR (each record was the latest when written, and `structural` held for it then;
-    records never change). A live broker knows the leader and leader epoch of the last record it
+    """Every held record has an empty ELR when its ISR has min ISR members, its leader (if
+    any) in its ISR and then an empty LastKnownELR (each record was the latest when written, and
+    `structural` held for it then; records never change; KIP-966 sets the LastKnownELR only when
+    the ISR empties and clears it when a leader is elected). A live broker knows the leader and leader epoch of the last record it
     replayed, if still held (an AlterPartition answer changes neither); records of one leader
     epoch name one leader (the leader epoch rises exactly when the leader field is set), and a
     live broker in a held record's leader epoch knows that record's leader; an AlterPartition
@@ -322,6 +330,8 @@ def records_structural(c: Ctx, s: Sym) -> Any:
         out.append(z3.Implies(z3.And(held, at_least(isr, c.p.min_isr)), z3.Not(nonempty(elr))))
         lead = s[("c_leader", q)]
         out.append(z3.Implies(z3.And(held, lead != -1), member(lead, isr)))
+        # maybeUpdateLastKnownLeader: set when the ISR empties, cleared when a leader is elected
+        out.append(z3.Implies(z3.And(held, lead != -1), z3.Not(z3.Or([s[("c_lke", q, j)] for j in range(c.n + 1)]))))
     for b in _brokers(c):
         out.append(z3.Implies(z3.And(s[("alive", b)], s[("leader", b)] == b), s[("isr", b, b)]))
         for q in range(c.layout.P + 1):
@@ -331,10 +341,21 @@ def records_structural(c: Ctx, s: Sym) -> Any:
             held = z3.And(s[("c_start",)] <= q, q <= s[("c_latest",)])
             out.append(z3.Implies(z3.And(held, s[("alive", b)], s[("le", b)] == s[("c_le", q)]),
                                   s[("leader", b)] == s[("c_leader", q)]))
+        # ...which two live brokers agree on even once the records they replayed are compacted
+        for b2 in range(b + 1, c.n):
+            both = z3.And(s[("alive", b)], s[("alive", b2)])
+            out.append(z3.Implies(z3.And(both, s[("meta", b)] <= s[("meta", b2)]), s[("le", b)] <= s[("le", b2)]))
+            out.append(z3.Implies(z3.And(both, s[("meta", b2)] <= s[("meta", b)]), s[("le", b2)] <= s[("le", b)]))
+            out.append(z3.Implies(z3.And(both, s[("le", b)] == s[("le", b2)]), s[("leader", b)] == s[("leader", b2)]))
     for q in range(c.layout.P + 1):
         for q2 in range(q + 1, c.layout.P + 1):
             both = z3.And(s[("c_start",)] <= q, q2 <= s[("c_latest",)], s[("c_le", q)] == s[("c_le", q2)])
             out.append(z3.Implies(both, s[("c_leader", q)] == s[("c_leader", q2)]))
+        if q < c.layout.P:
+            # the leader epoch rises by one exactly when the leader field changes
+            both = z3.And(s[("c_start",)] <= q, q + 1 <= s[("c_latest",)])
+            moved = s[("c_leader", q + 1)] != s[("c_leader", q)]
+            out.append(z3.Implies(both, s[("c_le", q + 1)] == s[("c_le", q)] + z3.If(moved, 1, 0)))
     for m in range(c.M):
         ids = [s[("mnis", m, j)] for j in _brokers(c)]
         a = s[("ma", m)]
@@ -581,6 +602,23 @@ def no_zombie_leader(c: Ctx, s: Sym) -> Any:
                    for b in _brokers(c)])
 
 
+def unreplayed_leader_stays(c: Ctx, s: Sym) -> Any:
+    """(No fencing of live brokers, `fences = 0`.) A held record that a live broker b has not
+    replayed yet and that names b leader is of the current leader epoch: leadership moves away
+    from b only once b is fenced or shut down, so down, and a restart replays the latest record.
+    (no_zombie_leader for the records b will replay.)"""
+    if c.p.fences != 0:
+        return z3.BoolVal(True)
+    reg = partition(c, s)
+    out = []
+    for b in _brokers(c):
+        for q in range(c.layout.P + 1):
+            cond = z3.And(s[("alive", b)], s[("meta", b)] < q, s[("c_start",)] <= q, q <= s[("c_latest",)],
+                          s[("c_leader", q)] == b)
+            out.append(z3.Implies(cond, z3.And(reg["leader"] == b, s[("c_le", q)] == reg["le"])))
+    return z3.And(out)
+
+
 def _holders(c: Ctx, s: Sym) -> list[list[tuple[Any, Any, Any, Any]]]:
     """The (valid, offset, leader epoch, value) entries of each log, each Fetch response without
     error, and the exposed prefix, in offset order."""
@@ -603,6 +641,17 @@ def _entry_pairs(c: Ctx, s: Sym, rule: Callable[[Any, Any], Any]) -> Any:
     """`rule` for every pair of (valid, offset, leader epoch, value) entries of `_entries`."""
     es = _entries(c, s)
     return z3.And([rule(es[x], es[y]) for x in range(len(es)) for y in range(x + 1, len(es))])
+
+
+def epochs_reached(c: Ctx, s: Sym) -> Any:
+    """No entry held anywhere (logs, Fetch responses without error, the exposed prefix) and no
+    last fetched epoch of a Fetch request is of a leader epoch the controller has not reached: a
+    leader writes in its own epoch, which a record gave it, and the latest record's leader epoch
+    never decreases; every other copy and every last fetched epoch is taken from an entry."""
+    le = partition(c, s)["le"]
+    out = [z3.Implies(ok, ep <= le) for ok, _, ep, _ in _entries(c, s)]
+    out += [z3.Implies(s[("mk", m)] == S.FREQ, s[("mlfe", m)] <= le) for m in range(c.M)]
+    return z3.And(out)
 
 
 def value_identity(c: Ctx, s: Sym) -> Any:
@@ -632,14 +681,14 @@ def fetch_positions(c: Ctx, s: Sym) -> Any:
     for m in range(c.M):
         for j in _brokers(c):
             to_current = z3.And(s[("mb", m)] == reg["leader"], s[("mle", m)] == reg["le"])
-            cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, z3.Or(s[("alive", j)], s[("clean", j)]),
+            cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, _log_kept(s, j),
                           s[("mbe", m)] == s[("bepoch", j)], to_current)
             out.append(z3.Implies(cond, s[("moff", m)] <= s[("leo", j)]))
     for b in _brokers(c):
         for j in _brokers(c):
             if j == b:
                 continue
-            cond = z3.And(_current_leader(c, s, b), z3.Or(s[("alive", j)], s[("clean", j)]),
+            cond = z3.And(_current_leader(c, s, b), _log_kept(s, j),
                           z3.Or(s[("fep", b, j)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]))
             out.append(z3.Implies(cond, s[("fleo", b, j)] <= s[("leo", j)]))
     return z3.And(out)
@@ -683,6 +732,48 @@ def clean_candidates_complete(c: Ctx, s: Sym) -> Any:
     reg = partition(c, s)
     return z3.And([z3.Implies(z3.And(z3.Or(reg["isr"][i], reg["elr"][i]), s[("clean", i)]), _exposed_in(c, s, i))
                    for i in _brokers(c)])
+
+
+def lossless_candidates_complete(c: Ctx, s: Sym) -> Any:
+    """(While no lossy crash has happened.) Every member of the latest record's ISR, ELR or
+    LastKnownELR, up or down, holds the exposed prefix: candidate_completeness for the members
+    that are down, and for the last known leader KIP-966 elects when ISR and ELR are empty. Only a
+    lossy crash drops entries a down broker held; a member that leaves the ISR and ELR for the
+    LastKnownELR held the prefix then, and the prefix does not grow while the ISR is below min
+    ISR, which the LastKnownELR needs to be non-empty."""
+    reg = partition(c, s)
+    return z3.Implies(s[("lossy",)] == 0, z3.And([
+        z3.Implies(z3.Or(reg["isr"][i], reg["elr"][i], reg["lke"][i]), _exposed_in(c, s, i)) for i in _brokers(c)]))
+
+
+def last_known_leader(c: Ctx, s: Sym) -> Any:
+    """(ELR on) A leaderless held record has an empty ISR (its members are unfenced, so one would
+    be elected) and a LastKnownELR of one broker. While the latest record
+    is leaderless with LastKnownELR {j}, every live broker in the
+    leader epoch before the latest knows j as its leader: the record that emptied the ISR moved
+    leadership from j to none, raising the leader epoch by one, records of one leader epoch name
+    one leader, and no later record changes the leader epoch without electing a leader, which
+    clears the LastKnownELR (maybeUpdateLastKnownLeader)."""
+    reg = partition(c, s)
+    out = []
+    if c.p.elr:
+        # ...and a leaderless record has one: the leader the record that emptied the ISR removed
+        for q in range(c.layout.P + 1):
+            held = z3.And(s[("c_start",)] <= q, q <= s[("c_latest",)], s[("c_leader", q)] == -1)
+            lke = [s[("c_lke", q, j)] for j in range(c.n + 1)]
+            out.append(z3.Implies(held, z3.And(z3.Not(z3.Or([s[("c_isr", q, j)] for j in _brokers(c)])),
+                                               z3.Not(lke[c.n]), *[z3.Implies(lke[j], z3.Not(lke[k]))
+                                                                  for j in range(c.n) for k in range(j + 1, c.n)],
+                                               z3.Or(lke[:c.n]))))
+    for j in _brokers(c):
+        for b in _brokers(c):
+            cond = z3.And(reg["leader"] == -1, reg["lke"][j], s[("alive", b)], s[("le", b)] == reg["le"] - 1)
+            out.append(z3.Implies(cond, s[("leader", b)] == j))
+        for q in range(c.layout.P + 1):
+            cond = z3.And(reg["leader"] == -1, reg["lke"][j], s[("c_start",)] <= q, q <= s[("c_latest",)],
+                          s[("c_le", q)] == reg["le"] - 1)
+            out.append(z3.Implies(cond, s[("c_leader", q)] == j))
+    return z3.And(out)
 
 
 def leader_positions(c: Ctx, s: Sym) -> Any:
@@ -897,7 +988,7 @@ def positions_agree(c: Ctx, s: Sym) -> Any:
     for b in _brokers(c):
         for j in _brokers(c):
             if j != b:
-                cond = z3.And(_current_leader(c, s, b), z3.Or(s[("alive", j)], s[("clean", j)]),
+                cond = z3.And(_current_leader(c, s, b), _log_kept(s, j),
                               z3.Or(s[("fep", b, j)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]))
                 out.append(z3.Implies(cond, _agree(c, s, b, j, s[("fleo", b, j)])))
     return z3.And(out)
@@ -958,7 +1049,7 @@ def acceptable_fetch_agrees(c: Ctx, s: Sym) -> Any:
                     continue
                 none, _, _, _, _ = N.fetch_divergence(c, s, l, s[("moff", m)], s[("mlfe", m)])
                 cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, s[("mb", m)] == l,
-                              z3.Or(s[("alive", j)], s[("clean", j)]),
+                              _log_kept(s, j),
                               z3.Or(s[("mbe", m)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]),
                               _current_leader(c, s, l), s[("le", l)] == s[("mle", m)],
                               none, s[("moff", m)] <= s[("leo", l)])
@@ -1007,7 +1098,7 @@ def unled_epoch_requests_current(c: Ctx, s: Sym) -> Any:
                                                                           s[("le", l)] == s[("mle", m)])))
                             for l in _brokers(c)])
             cond = z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, s[("mle", m)] == reg["le"],
-                          s[("mb", m)] == reg["leader"], z3.Or(s[("alive", j)], s[("clean", j)]),
+                          s[("mb", m)] == reg["leader"], _log_kept(s, j),
                           z3.Or(s[("mbe", m)] == s[("bepoch", j)], reg["isr"][j], reg["elr"][j]), unled)
             out.append(z3.Implies(cond, z3.And(s[("moff", m)] == s[("leo", j)],
                                                s[("mlfe", m)] == N.last_fetched_epoch(c, s, j))))
@@ -1040,12 +1131,13 @@ def truncation_keeps_exposed(c: Ctx, s: Sym) -> Any:
     keeps the longest prefix its log shares with the leader's; what is exposed later is exposed
     by that leader (from its own log, which the follower's unchanged log shares no further) or by
     a later leader whose HW waits for the follower's position in the later epoch."""
+    reg = partition(c, s)
     out = []
     for m in range(c.M):
         for f in _brokers(c):
             err = s[("merr", m)]
             cond = z3.And(_will_apply(c, s, m, f), z3.Or(err == F_DIVERGING, err == F_OUT_OF_RANGE),
-                          _exposed_in(c, s, f))
+                          _exposed_in(c, s, f), z3.Or(s[("mle", m)] == reg["le"], reg["isr"][f], reg["elr"][f]))
             out.append(z3.Implies(cond, s[("elen",)] <= N.response_truncation(c, s, m, f)))
     return z3.And(out)
 
@@ -1092,7 +1184,7 @@ def ap_member_positions(c: Ctx, s: Sym) -> Any:
                 if j == l:
                     continue
                 named = z3.And(s[("mnis", m, j)], s[("mnie", m, j)] == s[("bepoch", j)], z3.Not(s[("fenced", j)]),
-                               z3.Or(s[("alive", j)], s[("clean", j)]))
+                               _log_kept(s, j))
                 out.append(z3.Implies(z3.And(cond, named), s[("fleo", l, j)] <= s[("leo", j)]))
     return z3.And(out)
 
@@ -1189,7 +1281,8 @@ def ap_added_complete(c: Ctx, s: Sym) -> Any:
     """An AlterPartition request the controller would accept now (from its leader's registered
     incarnation, at the latest leader and partition epochs) names every member it adds to the
     controller's ISR with a broker epoch >= 1, and such a member, named with its current broker
-    epoch and up or shut down cleanly, holds the exposed prefix. The leader adds a member only
+    epoch and with its log kept, holds the exposed prefix, and if up is in the request's leader
+    epoch or a later one. The leader adds a member only
     when its recorded position is at least its HW and epoch start offset (ap_added_caught_up),
     a prefix the two logs share (positions_agree) that covers the exposed prefix
     (exposed_within_epoch); while the request is in flight the exposed prefix grows only to the
@@ -1205,9 +1298,12 @@ def ap_added_complete(c: Ctx, s: Sym) -> Any:
             for j in _brokers(c):
                 if j != l:
                     added = z3.And(acc, s[("mnis", m, j)], z3.Not(reg["isr"][j]))
-                    named = z3.And(added, s[("mnie", m, j)] == s[("bepoch", j)], z3.Or(s[("alive", j)], s[("clean", j)]))
+                    named = z3.And(added, s[("mnie", m, j)] == s[("bepoch", j)], _log_kept(s, j))
                     out.append(z3.Implies(added, s[("mnie", m, j)] >= 1))
                     out.append(z3.Implies(named, _exposed_in(c, s, j)))
+                    # it fetched in the request's leader epoch (KIP-320), and a live incarnation's
+                    # leader epoch only grows
+                    out.append(z3.Implies(z3.And(named, s[("alive", j)]), s[("le", j)] >= s[("mle", m)]))
     return z3.And(out)
 
 
@@ -1343,7 +1439,7 @@ def response_continues_log(c: Ctx, s: Sym) -> Any:
 def response_log_matching(c: Ctx, s: Sym) -> Any:
     """Log matching across a Fetch response without error that its follower will apply: a log
     holding one of its records' leader epochs at that record's offset agrees with the follower's
-    log below the fetch offset. The leader built the response from its log, which agreed with the
+    log below the fetch offset and with the response's records up to that one. The leader built the response from its log, which agreed with the
     follower's below the fetch offset (the request passed the KIP-101 check; acceptable_fetch_agrees),
     and any log holding an entry of the leader's at the same offset and epoch agrees with the
     leader's below it (epoch_log_matching); the follower's log is unchanged since."""
@@ -1359,6 +1455,11 @@ def response_log_matching(c: Ctx, s: Sym) -> Any:
                         same = z3.And(cond, x < s[("mrlen", m)], s[("moff", m)] + x == k, k < s[("leo", b)],
                                       s[("lep", b, k)] == s[("mrep", m, x)])
                         out.append(z3.Implies(same, _agree(c, s, f, b, s[("moff", m)])))
+                        # and with the records up to that one
+                        out += [z3.Implies(same, z3.And(s[("moff", m)] + y < s[("leo", b)], *[
+                            z3.Implies(s[("moff", m)] + y == k2, z3.And(s[("lep", b, k2)] == s[("mrep", m, y)],
+                                                                          s[("lval", b, k2)] == s[("mrval", m, y)]))
+                            for k2 in range(c.L)])) for y in range(x)]
     return z3.And(out)
 
 
@@ -1442,7 +1543,10 @@ LEMMAS: dict[str, Formula] = {"elr_small": elr_small, "well_formed": well_formed
                               "response_continues_log": response_continues_log,
                               "pending_produce_in_log": pending_produce_in_log,
                               "response_log_matching": response_log_matching,
-                              "response_epoch_start": response_epoch_start}
+                              "response_epoch_start": response_epoch_start, "epochs_reached": epochs_reached,
+                              "lossless_candidates_complete": lossless_candidates_complete,
+                              "unreplayed_leader_stays": unreplayed_leader_stays,
+                              "last_known_leader": last_known_leader}
 SUPPORT: dict[str, tuple[str, ...]] = {
     "structural": ("elr_small",),
     "candidate_completeness": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural",
@@ -1462,7 +1566,9 @@ SUPPORT: dict[str, tuple[str, ...]] = {
                                "ap_added_caught_up", "fetch_offsets_monotone", "ap_added_complete",
                                "log_epochs_monotone", "response_records_exposed", "served_follower_exposed",
                                "epoch_offset_identity", "value_epoch_order", "epoch_start_identity",
-                               "response_continues_log", "response_log_matching", "response_epoch_start"),
+                               "response_continues_log", "response_log_matching", "response_epoch_start",
+                               "epochs_reached", "lossless_candidates_complete", "unreplayed_leader_stays",
+                               "last_known_leader"),
     "candidates_remain": ("well_formed", "partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "well_formed": ("partition_epoch_replayed", "message_domains", "elr_small", "structural"),
     "partition_epoch_replayed": ("well_formed", "message_domains", "elr_small", "structural"),
