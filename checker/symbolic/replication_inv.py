@@ -170,8 +170,8 @@ def well_formed(c: Ctx, s: Sym) -> Any:
     """Domains and bookkeeping every action keeps: logs hold at most the values produced
     (0 <= HW <= LEO <= next value <= values), entries carry a leader epoch in 0..max_leader_epoch
     and a produced value; the controller holds records c_start..c_latest within 0..max partition
-    epoch, each with a leader in -1..n-1 and a leader epoch in 0..max_leader_epoch, leader
-    epochs not decreasing along the records, and a live broker's leader epoch at most that of
+    epoch, each with a leader in -1..n-1 and a leader epoch in 0..max_leader_epoch and at most
+    its partition epoch, leader epochs not decreasing along the records, and a live broker's leader epoch at most that of
     every record it has still to replay; a broker's
     registration carries its own broker epoch (>= 1); a live broker has replayed at least the
     record before c_start (compact keeps every record a live broker still has to replay) and at
@@ -1130,7 +1130,10 @@ def truncation_keeps_exposed(c: Ctx, s: Sym) -> Any:
     latest epoch (no zombie with fences = 0), holding the exposed prefix then, and the follower
     keeps the longest prefix its log shares with the leader's; what is exposed later is exposed
     by that leader (from its own log, which the follower's unchanged log shares no further) or by
-    a later leader whose HW waits for the follower's position in the later epoch."""
+    a later leader whose HW waits for the follower's position in the later epoch. Stated for
+    responses of the latest leader epoch and for members of the controller's ISR ∪ ELR: with
+    three leader epochs a leader of the latest may expose entries while a response of an earlier
+    epoch truncates a follower outside ISR ∪ ELR below them (no candidate, so harmless)."""
     reg = partition(c, s)
     out = []
     for m in range(c.M):
