@@ -344,6 +344,23 @@ def test_epoch_lookup_first_larger_fails_log_matching_by_cti():
     assert preserves(kafka, ["log_matching"], o.cti.action, "acceptable_fetch_agrees", timeout_s=120) == "holds"
 
 
+def test_h2_fails_candidate_completeness_where_kafka_is_proved_with_a_fixed_leader():
+    """H2 on `stale-fetch` with `max_leader_epoch=0` (2 brokers, a fencing of a live broker, a
+    lossy crash, min ISR 1; the leader never moves, and BFS still finds H2 there in 20 steps):
+    Kafka 4.1's candidate_completeness is proved (about a minute), every action enabled in some
+    Inv state; H2's proof fails with a CTI where the controller fences a live broker that an
+    AlterPartition in flight adds while a Fetch of its older incarnation still waits (timing
+    assumption H2), and Kafka 4.1 preserves that lemma under the same action."""
+    kafka, _ = rctx_of("stale-fetch", max_leader_epoch=0)
+    o = prove(kafka, ["candidate_completeness"], timeout_s=120)
+    assert o.result == PROVED and o.never_enabled == [], (o.result, o.cti and (o.cti.conjunct, o.cti.action))
+    ctx, _ = rctx_of("stale-fetch", "fence-with-stale-fetch-queued", max_leader_epoch=0)
+    o = prove(ctx, ["candidate_completeness"], timeout_s=120)
+    assert o.result == CTI and o.cti is not None, (o.result, o.reason)
+    assert (o.cti.conjunct, type(o.cti.action).__name__) == ("ap_named_unfenced", "FenceBroker")
+    assert preserves(kafka, ["candidate_completeness"], o.cti.action, "ap_named_unfenced", timeout_s=120) == "holds"
+
+
 def test_replication_quorum_superset_is_proved_for_three_brokers():
     """quorum_superset (the controller's ISR, and its ELR while the leader's ISR has min ISR
     members, are within the replicas the leader's HW waits for) is inductive with its lemmas on
@@ -449,14 +466,16 @@ def test_spec_proofs_names_every_replication_lemma():
 
 def test_every_replication_lemma_holds_on_reachable_states():
     """A lemma must hold on every reachable state (else it is wrong, not just too weak): checked
-    on BFS samples and random walks of four presets, two of which (smoke, zombie-leader) the
-    candidate_completeness proof does not cover, of default with three values (where the
-    value and epoch-order lemmas have something to say) and of epoch-lookup (three leader epochs,
-    the last-known-leader election)."""
+    on BFS samples and random walks of five presets: three with fencings of live brokers (smoke,
+    zombie-leader, and stale-fetch, where a Fetch of an older incarnation can wait while its
+    broker is fenced again) that the candidate_completeness proof covers only with a fixed leader
+    or not at all, default with three values (where the value and epoch-order lemmas have
+    something to say) and epoch-lookup (three leader epochs, the last-known-leader election)."""
     from checker.symbolic import conformance as C
     from checker.symbolic.replication_state import fresh as rfresh, matches as rmatches
 
-    for preset, sets in (("smoke", {}), ("default", {"values": 3}), ("zombie-leader", {}), ("epoch-lookup", {})):
+    for preset, sets in (("smoke", {}), ("default", {"values": 3}), ("zombie-leader", {}), ("epoch-lookup", {}),
+                         ("stale-fetch", {})):
         ctx, model = rctx_of(preset, **sets)
         states = C.sample(model, 60) + C.walk_sample(model, walks=3, depth=35, seed=2)
         sym = rfresh(ctx.layout, "v_")

@@ -1199,8 +1199,13 @@ def ap_named_unfenced(c: Ctx, s: Sym) -> Any:
     only while the member is ISR-eligible (unfenced, that registration); a live broker is fenced
     again only by going down (a crash or a controlled shutdown), and its restart takes a new
     broker epoch. So the leader refuses the member's stale Fetch requests of older incarnations
-    (KAFKA-15221) and what it recorded for it stays of this incarnation."""
-    if c.p.fences != 0:
+    (KAFKA-15221) and what it recorded for it stays of this incarnation.
+
+    With fencings of live brokers (`fences > 0`) it is stated while a Fetch request of an older
+    incarnation of the member is in flight: timing assumption H2 lets the controller fence a live
+    broker only when no such Fetch waits, and a new one is never sent (a restart changes the broker
+    epoch the request names)."""
+    if c.p.fences < 0:
         return z3.BoolVal(True)
     out = []
     for m in range(c.M):
@@ -1209,8 +1214,16 @@ def ap_named_unfenced(c: Ctx, s: Sym) -> Any:
                 if j != l:
                     named = z3.And(_acceptable_ap(c, s, m, l), s[("mnis", m, j)], z3.Not(s[("isr", l, j)]),
                                    s[("mnie", m, j)] == s[("bepoch", j)], s[("alive", j)])
+                    if c.p.fences > 0:
+                        named = z3.And(named, _stale_fetch_in_flight(c, s, j))
                     out.append(z3.Implies(named, z3.Not(s[("fenced", j)])))
     return z3.And(out)
+
+
+def _stale_fetch_in_flight(c: Ctx, s: Sym, j: int) -> Any:
+    """A Fetch request of an older incarnation of broker j is in flight."""
+    return z3.Or([z3.And(s[("mk", m)] == S.FREQ, s[("ma", m)] == j, s[("mbe", m)] < s[("bepoch", j)])
+                  for m in range(c.M)])
 
 
 def ap_added_named(c: Ctx, s: Sym) -> Any:
