@@ -173,11 +173,13 @@ class RoundInfo:
 
 
 def run_guided(run_round: RoundRunner, seed: int, rounds: int, walks: int, *, corpus: int = DEFAULT_CORPUS,
-               max_violations: int = 20, progress: RoundProgress | None = None) -> tuple[Summary, dict[str, Any]]:
+               max_violations: int = 20, progress: RoundProgress | None = None,
+               state_cells: bool = False) -> tuple[Summary, dict[str, Any]]:
     """Run up to `rounds` rounds of `walks` walks through `run_round`; stop after the first round
     with a violation. Returns the merged Summary (walk ids are global: round r has ids
     r*walks .. (r+1)*walks - 1) and facts about the search: rounds run, cells, the round of the
-    first violation."""
+    first violation. `state_cells`: a cell is a state (its fingerprint) instead of its abstraction,
+    so the archive holds every distinct state visited with its shortest path."""
     if rounds < 1 or walks < 1 or corpus < 1:
         raise ValueError("rounds, walks and corpus must be positive")
     archive = Archive()
@@ -187,7 +189,7 @@ def run_guided(run_round: RoundRunner, seed: int, rounds: int, walks: int, *, co
     found_in = None
     done = 0
     for r in range(rounds):
-        plan = RoundPlan(r, r * walks, entries)
+        plan = RoundPlan(r, r * walks, entries, state_cells)
         summary = run_round(plan, walks)
         new = archive.update(summary.cells)
         summary.cells = {}

@@ -1,7 +1,7 @@
 """`kcheck simulate`: seeded random walks, in one process, a process pool, or on Spark.
 
     kcheck simulate [CONFIG.toml] [--model M] [--variant V] [--preset P] [--set K=V]...
-                    [--walks N] [--depth D] [--seed S] [--swarm] [--guided [--rounds R] [--corpus K]]
+                    [--walks N] [--depth D] [--seed S] [--swarm] [--guided [--rounds R] [--corpus K] [--cells abstract|state]]
                     [--engine local|spark] [--processes P] [--master URL] [--partitions P]
                     [--json] [--trace-out FILE] [--no-shrink] [--quiet]
 
@@ -49,6 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the search stops after the first round with a violation")
     parser.add_argument("--corpus", type=positive_int, metavar="K",
                         help=f"--guided: start points drawn per round (default {DEFAULT_CORPUS}, at most --walks)")
+    parser.add_argument("--cells", choices=("abstract", "state"),
+                        help="--guided: a cell is a state's abstract protocol phase (default) or the state "
+                             "itself, so every distinct state visited is kept as a start point (small "
+                             "configurations: memory grows with the distinct states)")
     parser.add_argument("--engine", choices=("local", "spark"),
                         help="local (default) or spark (the default with --master or under spark-submit)")
     parser.add_argument("--processes", type=positive_int, metavar="P",
@@ -153,7 +157,7 @@ def _check_options(args: argparse.Namespace) -> str:
     elif args.processes is not None:
         raise ConfigError("--processes is for --engine local; with spark use --partitions")
     if not args.guided:
-        for option, value in (("--rounds", args.rounds), ("--corpus", args.corpus)):
+        for option, value in (("--rounds", args.rounds), ("--corpus", args.corpus), ("--cells", args.cells)):
             if value is not None:
                 raise ConfigError(f"{option} needs --guided")
     if args.trace_out:
@@ -188,7 +192,7 @@ def _guided_local(args: argparse.Namespace, spec: ModelSpec, model: Any, process
                                       distinct=args.distinct, model=model, plan=plan, walker=walker,
                                       pool=pool)[0],
             args.seed, args.rounds or DEFAULT_ROUNDS, args.walks, corpus=args.corpus or DEFAULT_CORPUS,
-            progress=on_round)
+            progress=on_round, state_cells=args.cells == "state")
     finally:
         if pool is not None:
             pool.close()
@@ -221,7 +225,7 @@ def _run_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn |
                                               partitions=args.partitions, distinct=args.distinct, plan=plan,
                                               fingerprints=kept if exact else None)[0],
                     args.seed, args.rounds or DEFAULT_ROUNDS, args.walks, corpus=args.corpus or DEFAULT_CORPUS,
-                    progress=on_round)
+                    progress=on_round, state_cells=args.cells == "state")
                 distinct = count_distinct(sc, kept, args.partitions) if exact else summary.distinct_states()[0]
             else:
                 summary, distinct = run_spark(sc, spec, args.seed, args.walks, args.depth,
@@ -309,7 +313,8 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
             "rounds_requested": args.rounds or DEFAULT_ROUNDS,
             "walks_per_round": info["walks_per_round"],
             "corpus": info["corpus"],  # start points drawn per round after round 0
-            "cells": info["cells"],  # abstract cells reached
+            "cells": info["cells"],  # cells reached (with "cells_mode" "state": distinct states)
+            "cells_mode": args.cells or "abstract",
             "violation_round": info["violation_round"],
         },
         "result": "violation" if found else "ok",
@@ -354,7 +359,8 @@ def _text(report: dict[str, Any], found: list, model: Any) -> str:
         f"seed:             {report['seed']}" + (" (swarm)" if report["swarm"] else ""),
         f"walks:            {report['walks']:,} of depth <= {report['depth']}",
         *([f"guided:           {g['rounds']} of {g['rounds_requested']} round(s) of {g['walks_per_round']:,} walks, "
-           f"corpus {g['corpus']}, {g['cells']:,} cells reached"] if (g := report["guided_search"]) else []),
+           f"corpus {g['corpus']}, {g['cells']:,} {'states' if g['cells_mode'] == 'state' else 'cells'} reached"]
+          if (g := report["guided_search"]) else []),
         f"result:           {report['result']}",
         f"steps:            {report['steps']:,}",
         "walk ends:        " + ", ".join(f"{k} {v:,}" for k, v in report["outcomes"].items()),

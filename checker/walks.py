@@ -166,11 +166,12 @@ class Walker:
         return info
 
     def walk(self, seed: int, walk_id: int, depth: int, swarm: bool, start: "Start | None" = None,
-             cells: dict | None = None) -> WalkResult:
+             cells: dict | None = None, state_cells: bool = False) -> WalkResult:
         """One walk of at most `depth` steps. Guided mode (checker.guided) passes `start`, a corpus
         entry to begin at instead of an initial state (the walk then draws no initial-state index,
         and its recorded `actions` are the entry's path followed by its own steps), and `cells`, a
-        table into which the walk folds the abstract cells of the states it visits."""
+        table into which the walk folds the abstract cells of the states it visits (with
+        `state_cells`, each state's fingerprint instead)."""
         model = self.model
         rng = random.Random(walk_seed(seed, walk_id))
         weights = swarm_weights(model, rng) if swarm else None
@@ -198,7 +199,7 @@ class Walker:
             candidates = None
             if seen is not None:
                 candidates = list(model.actions(state))
-                cell = abstraction.cell(state, candidates, history)
+                cell = self._fingerprint(state) if state_cells else abstraction.cell(state, candidates, history)
                 if candidates and cell not in seen:  # a deadlocked state is no place to start from
                     seen[cell] = len(taken)
             if invariant is not None:
@@ -467,7 +468,8 @@ def summarize(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swar
     else:
         for w in walk_ids:
             walk_id = plan.first_id + w
-            summary.add(walker.walk(seed, walk_id, depth, swarm, plan.start(seed, walk_id), summary.cells))
+            summary.add(walker.walk(seed, walk_id, depth, swarm, plan.start(seed, walk_id), summary.cells,
+                                    state_cells=plan.state_cells))
     if walker.sketch is not None:
         summary.sketch = HyperLogLog(walker.sketch.p).merge(walker.sketch)
     return summary
@@ -482,6 +484,7 @@ class RoundPlan:
     round: int
     first_id: int
     corpus: tuple[Start, ...] = ()
+    state_cells: bool = False  # a cell is the state itself (its fingerprint), not its abstraction
 
     def start(self, seed: int, walk_id: int) -> Start | None:
         if not self.corpus:
