@@ -223,6 +223,20 @@ def test_guided_on_spark_equals_local(spark) -> None:
     assert results[0] == results[1] == (local, local_info, distinct)
 
 
+def test_guided_state_cells_on_spark_equal_local(spark) -> None:
+    """The state-cells flag reaches the executors with the round plan: Spark's rounds are the local ones."""
+    from checker.spark_engine import run_spark
+
+    sc = spark.sparkContext
+    remote = run_guided(lambda plan, n: run_spark(sc, SMOKE_SPEC, 5, n, 6, swarm=True, partitions=3, plan=plan,
+                                                  distinct="none")[0], 5, 3, 40, corpus=40, state_cells=True)
+    local = run_guided(lambda plan, n: summarize(SMOKE_SPEC.build(), 5, range(n), 6, True, distinct="none", plan=plan),
+                       5, 3, 40, corpus=40, state_cells=True)
+    abstract = run_guided(lambda plan, n: summarize(SMOKE_SPEC.build(), 5, range(n), 6, True, distinct="none",
+                                                    plan=plan), 5, 3, 40, corpus=40)
+    assert remote == local and local[1]["cells"] > abstract[1]["cells"]
+
+
 def test_guided_cli_on_spark_equals_local(spark, capsys) -> None:
     argv = ["simulate", "--model", "replication", "--preset", "smoke", "--guided", "--rounds", "3", "--walks", "40",
             "--depth", "12", "--swarm", "--json", "--quiet"]
