@@ -114,6 +114,11 @@ def structural(p: Params):
     return check
 
 
+def _isr_expansion_proposed(s: State) -> bool:
+    """A broker acting as leader has an AlterPartition pending that adds a follower (Partition.maybeExpandIsr)."""
+    return any(b.alive and b.leader == i and any(f not in b.isr for f in b.pending) for i, b in enumerate(s.brokers))
+
+
 def properties(p: Params) -> list[Property]:
     return [
         always("leader_completeness", leader_completeness,
@@ -142,6 +147,8 @@ def properties(p: Params) -> list[Property]:
         sometimes("truncation", lambda s: any(r.error == F_DIVERGING for r in s.fetch_responses),
                   "a follower is told its log diverges (and truncates on receipt)"),
         sometimes("lossy_crash", lambda s: s.history.lossy_crashes > 0, "a broker loses its unflushed records"),
+        sometimes("isr_expansion_proposed", _isr_expansion_proposed,
+                  "a leader proposes adding a follower to the ISR (an expansion pending)"),
         sometimes("alter_partition_rejected", lambda s: any(r.error != _AP_NONE for r in s.ap_responses),
                   "the controller rejects an AlterPartition"),
         sometimes("broker_reregistered", lambda s: any(b.epoch > 1 for b in s.brokers),
