@@ -367,16 +367,8 @@ def test_guided_finds_r9_on_smoke_as_short_as_bfs(capsys) -> None:
     """R9 (no-broker-epoch-in-alter-partition), which walks miss on `default` (18 steps), on
     `smoke` where BFS's shortest is 13 steps: guided search finds it within five rounds of 1,000
     walks (round 2 measured, about 10 s) and shrinks it to at most twice BFS's shortest there."""
-    variant = "no-broker-epoch-in-alter-partition"
-    assert main(["check", "--model", "replication", "--variant", variant, "--preset", "smoke", "--json"]) == 1
-    shortest = len(json.loads(capsys.readouterr().out)["violation"]["trace"]) - 1  # states, with the initial one
-    code = main(["simulate", "--model", "replication", "--variant", variant, "--preset", "smoke", "--guided",
-                 "--rounds", "5", "--walks", "1000", "--depth", "30", "--swarm", "--distinct", "none", "--json",
-                 "--quiet"])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 1 and report["guided_search"]["violation_round"] is not None
-    v = next(v for v in report["violations"] if v["invariant"] == "candidate_completeness")
-    assert v["shrunk_length"] <= 2 * shortest
+    _guided_finds_as_short_as_bfs(capsys, "no-broker-epoch-in-alter-partition", ["--preset", "smoke"],
+                                  ["--rounds", "5", "--depth", "30"])
 
 
 @pytest.mark.slow
@@ -385,12 +377,19 @@ def test_guided_state_cells_find_h2_with_a_fixed_leader(capsys) -> None:
     shortest is 20 steps in about 34,000 states and abstract cells miss it: guided search with
     state cells and walks of 4 steps finds it within 300 rounds of 1,000 walks (round 147
     measured, about a minute) and shrinks it to at most twice BFS's shortest."""
-    variant, sets = "fence-with-stale-fetch-queued", ["--preset", "stale-fetch", "--set", "max_leader_epoch=0"]
-    assert main(["check", "--model", "replication", "--variant", variant, *sets, "--json"]) == 1
-    shortest = len(json.loads(capsys.readouterr().out)["violation"]["trace"]) - 1
-    code = main(["simulate", "--model", "replication", "--variant", variant, *sets, "--guided", "--cells", "state",
-                 "--rounds", "300", "--walks", "1000", "--depth", "4", "--swarm", "--distinct", "none", "--json",
-                 "--quiet"])
+    _guided_finds_as_short_as_bfs(capsys, "fence-with-stale-fetch-queued",
+                                  ["--preset", "stale-fetch", "--set", "max_leader_epoch=0"],
+                                  ["--cells", "state", "--rounds", "300", "--depth", "4"])
+
+
+def _guided_finds_as_short_as_bfs(capsys, variant: str, config: list[str], search: list[str]) -> None:
+    """BFS finds the variant's candidate_completeness violation on `config`; guided search
+    (1,000 walks a round, swarm, with `search`'s options) finds it too and shrinks it to at most
+    twice BFS's shortest."""
+    assert main(["check", "--model", "replication", "--variant", variant, *config, "--json"]) == 1
+    shortest = len(json.loads(capsys.readouterr().out)["violation"]["trace"]) - 1  # states, with the initial one
+    code = main(["simulate", "--model", "replication", "--variant", variant, *config, "--guided", *search,
+                 "--walks", "1000", "--swarm", "--distinct", "none", "--json", "--quiet"])
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["guided_search"]["violation_round"] is not None
     v = next(v for v in report["violations"] if v["invariant"] == "candidate_completeness")
