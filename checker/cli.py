@@ -345,6 +345,9 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `kcheck`; returns the exit code (the console script exits with it)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -364,6 +367,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kcheck: interrupted", file=sys.stderr)
         return EXIT_INCOMPLETE
+    except BrokenPipeError:  # e.g. `kcheck simulate | head`: the reader left; end as a shell would
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,6 @@
 """`kcheck simulate`: seeded random walks, in one process, a process pool, or on Spark.
 
-    kcheck simulate [CONFIG.toml] [--model M] [--variant V] [--preset P] [--set K=V]...
+    kcheck simulate [CONFIG.toml] [--model M] [--variant V] [--preset P] [--set K=V]... [--invariant NAME]...
                     [--walks N] [--depth D] [--seed S] [--swarm] [--guided [--rounds R] [--corpus K] [--cells abstract|state]]
                     [--engine local|spark] [--processes P] [--master URL] [--partitions P]
                     [--json] [--trace-out FILE] [--no-shrink] [--quiet]
@@ -33,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from checker.cli import add_config_arguments, nonnegative_int, positive_int
 
     add_config_arguments(parser)
+    parser.add_argument("--invariant", dest="invariants", action="append", default=[], metavar="NAME",
+                        help="check only this invariant (repeatable; default: every invariant)")
     parser.add_argument("--walks", type=positive_int, default=DEFAULT_WALKS, metavar="N",
                         help=f"number of random walks; with --guided, per round (default {DEFAULT_WALKS})")
     parser.add_argument("--depth", type=nonnegative_int, default=DEFAULT_DEPTH, metavar="D",
@@ -270,8 +272,8 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
 
     engine = _check_options(args)
     rc: RunConfig = run_config(args)
-    model = rc.build()
-    spec = ModelSpec.of(rc.model, rc.config, rc.variant)
+    spec = ModelSpec.of(rc.model, rc.config, rc.variant, args.invariants)
+    model = spec.build()
     progress = None if args.quiet else _progress_printer(engine, args.walks)
     on_round = None if args.quiet else _round_printer(engine)
     start = time.monotonic()
@@ -301,6 +303,8 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
         "preset": rc.preset,
         "config_file": rc.file,
         "config": dict(rc.config),
+        "invariants": [p.name for p in model.properties if p.kind == "always"],  # the ones checked
+        "invariants_selected": bool(args.invariants),
         "engine": engine,
         "where": where,
         "seed": args.seed,
@@ -355,6 +359,7 @@ def _text(report: dict[str, Any], found: list, model: Any) -> str:
         f"model:            {report['model']}",
         f"variant:          {report['variant']}",
         f"config:           " + " ".join(f"{k}={json.dumps(v)}" for k, v in report["config"].items()),
+        *([f"invariants:       {', '.join(report['invariants'])} (--invariant)"] if report["invariants_selected"] else []),
         f"engine:           {report['where']}",
         f"seed:             {report['seed']}" + (" (swarm)" if report["swarm"] else ""),
         f"walks:            {report['walks']:,} of depth <= {report['depth']}",

@@ -508,13 +508,14 @@ class ModelSpec:
     variant: str
     module: str = ""
     code: str = ""  # code_digest(module) on the driver; "" skips the check
+    invariants: tuple = ()  # the `always` properties checked (`--invariant`); empty: every one
 
     @classmethod
-    def of(cls, name: str, config: Mapping[str, Any], variant: str) -> "ModelSpec":
+    def of(cls, name: str, config: Mapping[str, Any], variant: str, invariants: Sequence[str] = ()) -> "ModelSpec":
         import model as models
 
         module = models.MODELS.get(name, "")
-        return cls(name, tuple(sorted(dict(config).items())), variant, module, code_digest(module))
+        return cls(name, tuple(sorted(dict(config).items())), variant, module, code_digest(module), tuple(invariants))
 
     def build(self) -> Model:
         import model as models
@@ -526,7 +527,9 @@ class ModelSpec:
                 f"this worker runs different kcheck code for model {self.name!r} than the driver"
                 f" (code digest {code_digest(self.module)[:12]} here, {self.code[:12]} on the driver):"
                 " install the same kcheck version on every executor")
-        return models.definition(self.name).build(dict(self.config), self.variant)
+        from checker.selection import select_invariants
+
+        return select_invariants(models.definition(self.name).build(dict(self.config), self.variant), self.invariants)
 
 
 @lru_cache(maxsize=None)

@@ -83,6 +83,22 @@ def test_a_timeout_is_never_reported_as_proved():
     assert o.result != PROVED
 
 
+def test_an_enabledness_timeout_is_unknown_not_never_enabled(monkeypatch):
+    """When Z3 cannot tell whether an action is enabled in some Inv state, its consecution is
+    unchecked: the result is unknown, not proved with the action listed as never enabled.
+    (A CI run caught this: with a 1 ms timeout the enabledness query timed out and the proof
+    was reported proved.) The timeout is forced so the test does not depend on timing."""
+    from checker.symbolic import induction
+
+    ctx, _ = ctx_of("smoke")
+    action = A.HandleVoteResponse(0, 1)
+    assert prove(ctx, ["election_safety"], only=[action]).result == PROVED
+    monkeypatch.setattr(induction, "_enabled", lambda inv, guard, ms: "unknown")
+    o = prove(ctx, ["election_safety"], only=[action])
+    assert o.result == "unknown" and o.never_enabled == []
+    assert f"{action!r} enabled" in o.reason
+
+
 def test_bmc_counterexample_replays_and_exports_as_itf(monkeypatch):
     """A deliberately false invariant ("nobody is ever leader") on one voter: BMC finds the
     one-step election, the trace is the Python model's, and it exports as ITF."""

@@ -132,6 +132,14 @@ def _answer(r: Any) -> str:
     return "holds" if r == z3.unsat else "fails" if r == z3.sat else "unknown"
 
 
+def _enabled(inv_qf: Any, guard: Any, timeout_ms: int) -> str:
+    """Is the action enabled in some state of the quantifier-free part of Inv? (a sat query:
+    quantifiers would make it hard; an action enabled nowhere would be proved preserving
+    vacuously.) "enabled" | "never enabled" | "unknown"."""
+    r = _solver(timeout_ms).check(inv_qf, guard)
+    return "enabled" if r == z3.sat else "never enabled" if r == z3.unsat else "unknown"
+
+
 def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: bool = True,
           progress: Callable[[Check], None] | None = None, only: Sequence[Any] | None = None) -> Outcome:
     """Check that the targets and their lemmas form an inductive invariant (`only`: check
@@ -178,18 +186,17 @@ def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: 
     inv_qf = z3.And([f for n, f in inv.items() if n not in enc.quantified])
     for a in acts:
         st = enc.step(ctx, pre, a)
-        # enabled in some state of the quantifier-free part of Inv? (a sat query: quantifiers
-        # would make it hard; an action enabled nowhere would be proved preserving vacuously)
-        s = _solver(min(ms, 20_000))
         t0 = time.monotonic()
-        r = s.check(inv_qf, st.guard)
-        enabled = "enabled" if r == z3.sat else "never enabled" if r == z3.unsat else "unknown"
+        enabled = _enabled(inv_qf, st.guard, min(ms, 20_000))
         c = Check(f"{a!r} enabled in some Inv state", enabled, time.monotonic() - t0)
         out.checks.append(c)
         if progress:
             progress(c)
-        if r != z3.sat:  # never enabled (or unknown): nothing to preserve, but say so
+        if enabled == "never enabled":  # nothing to preserve, but say so
             out.never_enabled.append(repr(a))
+            continue
+        if enabled == "unknown":  # its consecution is not checked, so nothing is proved
+            unknown.append(f"{a!r} enabled")
             continue
         s = _solver(ms)
         s.add(inv_all, st.guard)
