@@ -374,3 +374,36 @@ def test_a_worker_with_other_code_refuses_to_walk():
     assert len(spec.code) == 64
     with pytest.raises(RuntimeError, match="different kcheck code.*install the same kcheck version"):
         replace(spec, code="0" * 64).build()
+
+
+def test_cli_invariant_selects_what_the_walks_check(capsys) -> None:
+    """`--invariant` as in `kcheck check`: R2 on last-replica-standing breaks candidate_completeness
+    (first at walk 325 of these); checking log_matching alone, which BFS proves there, the same
+    walks find nothing, also in a process pool (workers rebuild the selection from the ModelSpec)."""
+    base = ["simulate", "--preset", "last-replica-standing", "--variant", "truncate-to-hw-diverge",
+            "--walks", "400", "--depth", "30", "--swarm", "--json", "--quiet"]
+    code = main(base)
+    every = json.loads(capsys.readouterr().out)
+    assert code == 1 and [v["invariant"] for v in every["violations"]] == ["candidate_completeness"]
+    assert not every["invariants_selected"] and "log_matching" in every["invariants"]
+    code = main(base + ["--invariant", "candidate_completeness"])
+    one = json.loads(capsys.readouterr().out)
+    assert code == 1 and one["invariants"] == ["candidate_completeness"] and one["invariants_selected"]
+    assert one["violations"][0]["first_walk_id"] == every["violations"][0]["first_walk_id"]
+    for extra in ([], ["--processes", "2"]):
+        code = main(base + ["--invariant", "log_matching", *extra])
+        report = json.loads(capsys.readouterr().out)
+        assert code == 0 and report["result"] == "ok" and report["invariants"] == ["log_matching"]
+        assert report["walks"] == 400 and report["steps"] > every["steps"]  # no walk stopped early
+    code = main(base + ["--invariant", "nope"])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown invariant nope" in err and len(err.strip().splitlines()) == 1
+
+
+def test_spec_with_invariants_builds_the_selection() -> None:
+    from checker.config import load_config
+
+    rc = load_config(model="replication", preset="smoke")
+    spec = ModelSpec.of(rc.model, rc.config, rc.variant, ["log_matching"])
+    assert [p.name for p in spec.build().properties if p.kind == "always"] == ["log_matching"]
+    assert ModelSpec.of(rc.model, rc.config, rc.variant).invariants == ()
