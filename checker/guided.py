@@ -31,6 +31,7 @@ The module imports no engine framework: an engine is a function running one `Rou
 from __future__ import annotations
 
 import hashlib
+import heapq
 import math
 import time
 from dataclasses import dataclass, field
@@ -109,6 +110,8 @@ class Cell:
 @dataclass
 class Archive:
     cells: dict = field(default_factory=dict)  # cell -> Cell
+    frontier: list | None = None  # novelty mode: a heap of (path length, u, cell) of cells never picked
+    seed: int = 0
 
     def update(self, table: Mapping[Any, list]) -> int:
         """Merge a round's cell table; returns the number of cells never seen before."""
@@ -118,11 +121,29 @@ class Archive:
             if c is None:
                 self.cells[cell] = Cell(count, key, init_index, tuple(path))
                 new += 1
+                if self.frontier is not None:
+                    heapq.heappush(self.frontier, (len(path), _unit(f"kcheck-frontier:{self.seed}:{cell!r}"), cell))
             else:
                 c.visits += count
                 if key < c.key:
                     c.key, c.init_index, c.path = key, init_index, tuple(path)
         return new
+
+    def frontier_corpus(self, seed: int, round_: int, size: int) -> tuple[Start, ...]:
+        """Novelty mode: the `size` cells never picked with the shortest paths (when they were
+        found; ties by a stable hash of the cell), breadth-first like BFS's queue, and once every
+        cell has been picked, `corpus`'s weighted draw. Listed in cell order."""
+        chosen = []
+        while self.frontier and len(chosen) < size:
+            cell = heapq.heappop(self.frontier)[2]
+            if self.cells[cell].picked == 0:
+                self.cells[cell].picked = 1
+                chosen.append(cell)
+        chosen.sort()
+        starts = [Start(self.cells[cell].init_index, self.cells[cell].path) for cell in chosen]
+        if len(starts) < size:
+            starts += self.corpus(seed, round_, size - len(starts))
+        return tuple(starts)
 
     def corpus(self, seed: int, round_: int, size: int) -> tuple[Start, ...]:
         """`size` cells: first those never picked before, fewest visits first (ties: u below),
@@ -174,22 +195,27 @@ class RoundInfo:
 
 def run_guided(run_round: RoundRunner, seed: int, rounds: int, walks: int, *, corpus: int = DEFAULT_CORPUS,
                max_violations: int = 20, progress: RoundProgress | None = None,
-               state_cells: bool = False) -> tuple[Summary, dict[str, Any]]:
+               state_cells: bool = False, novelty: bool = False) -> tuple[Summary, dict[str, Any]]:
     """Run up to `rounds` rounds of `walks` walks through `run_round`; stop after the first round
     with a violation. Returns the merged Summary (walk ids are global: round r has ids
     r*walks .. (r+1)*walks - 1) and facts about the search: rounds run, cells, the round of the
     first violation. `state_cells`: a cell is a state (its fingerprint) instead of its abstraction,
-    so the archive holds every distinct state visited with its shortest path."""
+    so the archive holds every distinct state visited with its shortest path. `novelty` (with
+    `state_cells`): each round's walks prefer, at every step, a successor not in the archive as it
+    stood when the round began (nor already on the walk), so they extend the frontier rather than
+    re-tread it."""
     if rounds < 1 or walks < 1 or corpus < 1:
         raise ValueError("rounds, walks and corpus must be positive")
-    archive = Archive()
+    if novelty and not state_cells:
+        raise ValueError("novelty needs state cells")
+    archive = Archive(frontier=[] if novelty else None, seed=seed)
     total = Summary(max_violations=max_violations)
     start = time.monotonic()
     entries: tuple[Start, ...] = ()
     found_in = None
     done = 0
     for r in range(rounds):
-        plan = RoundPlan(r, r * walks, entries, state_cells)
+        plan = RoundPlan(r, r * walks, entries, state_cells, frozenset(archive.cells) if novelty else None)
         summary = run_round(plan, walks)
         new = archive.update(summary.cells)
         summary.cells = {}
@@ -202,6 +228,7 @@ def run_guided(run_round: RoundRunner, seed: int, rounds: int, walks: int, *, co
             found_in = r
             break
         if r + 1 < rounds:
-            entries = archive.corpus(seed, r + 1, min(corpus, walks))
+            size = min(corpus, walks)
+            entries = archive.frontier_corpus(seed, r + 1, size) if novelty else archive.corpus(seed, r + 1, size)
     return total, {"rounds": done, "walks_per_round": walks, "corpus": min(corpus, walks),
                    "cells": len(archive.cells), "violation_round": found_in}

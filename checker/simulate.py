@@ -1,7 +1,7 @@
 """`kcheck simulate`: seeded random walks, in one process, a process pool, or on Spark.
 
     kcheck simulate [CONFIG.toml] [--model M] [--variant V] [--preset P] [--set K=V]... [--invariant NAME]...
-                    [--walks N] [--depth D] [--seed S] [--swarm] [--guided [--rounds R] [--corpus K] [--cells abstract|state]]
+                    [--walks N] [--depth D] [--seed S] [--swarm] [--guided [--rounds R] [--corpus K] [--cells abstract|state [--novelty]]]
                     [--engine local|spark] [--processes P] [--master URL] [--partitions P]
                     [--json] [--trace-out FILE] [--no-shrink] [--quiet]
 
@@ -22,7 +22,7 @@ from checker.config import ConfigError, RunConfig
 from checker.guided import DEFAULT_CORPUS, DEFAULT_ROUNDS, RoundInfo, run_guided
 from checker.render import render_text, trace_json
 from checker.shrink import shrink_walk
-from checker.walks import DISTINCT_MODES, ModelSpec, RoundPlan, Summary, Violation, Walker, summarize, walker_for
+from checker.walks import DISTINCT_MODES, OUTCOMES, ModelSpec, RoundPlan, Summary, Violation, Walker, summarize, walker_for
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_WALKS, DEFAULT_DEPTH, DEFAULT_SEED = 1000, 100, 0
@@ -55,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--guided: a cell is a state's abstract protocol phase (default) or the state "
                              "itself, so every distinct state visited is kept as a start point (small "
                              "configurations: memory grows with the distinct states)")
+    parser.add_argument("--novelty", action="store_true",
+                        help="--guided --cells state: every step prefers an action leading to a state not "
+                             "yet found (each step computes every successor, as BFS does)")
     parser.add_argument("--engine", choices=("local", "spark"),
                         help="local (default) or spark (the default with --master or under spark-submit)")
     parser.add_argument("--processes", type=positive_int, metavar="P",
@@ -162,6 +165,8 @@ def _check_options(args: argparse.Namespace) -> str:
         for option, value in (("--rounds", args.rounds), ("--corpus", args.corpus), ("--cells", args.cells)):
             if value is not None:
                 raise ConfigError(f"{option} needs --guided")
+    if args.novelty and (not args.guided or args.cells != "state"):
+        raise ConfigError("--novelty needs --guided --cells state")
     if args.trace_out:
         folder = os.path.dirname(os.path.abspath(args.trace_out))
         if not os.path.isdir(folder):
@@ -194,7 +199,7 @@ def _guided_local(args: argparse.Namespace, spec: ModelSpec, model: Any, process
                                       distinct=args.distinct, model=model, plan=plan, walker=walker,
                                       pool=pool)[0],
             args.seed, args.rounds or DEFAULT_ROUNDS, args.walks, corpus=args.corpus or DEFAULT_CORPUS,
-            progress=on_round, state_cells=args.cells == "state")
+            progress=on_round, state_cells=args.cells == "state", novelty=args.novelty)
     finally:
         if pool is not None:
             pool.close()
@@ -227,7 +232,7 @@ def _run_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn |
                                               partitions=args.partitions, distinct=args.distinct, plan=plan,
                                               fingerprints=kept if exact else None)[0],
                     args.seed, args.rounds or DEFAULT_ROUNDS, args.walks, corpus=args.corpus or DEFAULT_CORPUS,
-                    progress=on_round, state_cells=args.cells == "state")
+                    progress=on_round, state_cells=args.cells == "state", novelty=args.novelty)
                 distinct = count_distinct(sc, kept, args.partitions) if exact else summary.distinct_states()[0]
             else:
                 summary, distinct = run_spark(sc, spec, args.seed, args.walks, args.depth,
@@ -319,12 +324,13 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
             "corpus": info["corpus"],  # start points drawn per round after round 0
             "cells": info["cells"],  # cells reached (with "cells_mode" "state": distinct states)
             "cells_mode": args.cells or "abstract",
+            "novelty": args.novelty,
             "violation_round": info["violation_round"],
         },
         "result": "violation" if found else "ok",
         "violations": [r for r, _ in found],
         "steps": summary.steps,
-        "outcomes": {k: summary.outcomes.get(k, 0) for k in ("depth", "deadlock", "violation")},
+        "outcomes": {k: summary.outcomes.get(k, 0) for k in OUTCOMES},
         "action_counts": {k: summary.action_counts.get(k, 0) for k in model.action_kinds}
         | {k: v for k, v in sorted(summary.action_counts.items()) if k not in model.action_kinds},
         "depth_histogram": {str(d): n for d, n in sorted(summary.depth_histogram.items())},
@@ -364,7 +370,8 @@ def _text(report: dict[str, Any], found: list, model: Any) -> str:
         f"seed:             {report['seed']}" + (" (swarm)" if report["swarm"] else ""),
         f"walks:            {report['walks']:,} of depth <= {report['depth']}",
         *([f"guided:           {g['rounds']} of {g['rounds_requested']} round(s) of {g['walks_per_round']:,} walks, "
-           f"corpus {g['corpus']}, {g['cells']:,} {'states' if g['cells_mode'] == 'state' else 'cells'} reached"]
+           f"corpus {g['corpus']}, {g['cells']:,} {'states' if g['cells_mode'] == 'state' else 'cells'} reached"
+           + (" (novelty)" if g["novelty"] else "")]
           if (g := report["guided_search"]) else []),
         f"result:           {report['result']}",
         f"steps:            {report['steps']:,}",

@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -255,8 +256,11 @@ def job_failure(e: BaseException) -> str:
 
 def _partition_runner(spec: ModelSpec, seed: int, walks: int, depth: int, swarm: bool, parts: int,
                       distinct: str, max_violations: int, walks_acc, steps_acc,
-                      plan: RoundPlan | None = None) -> Callable:
+                      plan: RoundPlan | None = None, known: Any = None) -> Callable:
     def run(index: int, _items: Any):
+        nonlocal plan
+        if known is not None:  # novelty mode: the archive's states, broadcast once per round
+            plan = replace(plan, known=known.value)
         model = spec.build()
         s = summarize(model, seed, walk_ids_of_part(walks, index, parts), depth, swarm, distinct,
                       max_violations=max_violations, plan=plan)
@@ -286,8 +290,11 @@ def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: 
     ship_packages(sc, spec, master)
     parts = max(1, min(partitions or sc.defaultParallelism * 4, max(walks, 1)))
     walks_acc, steps_acc = sc.accumulator(0), sc.accumulator(0)
+    known = None
+    if plan is not None and plan.known is not None:  # one copy per executor, not one per task
+        known, plan = sc.broadcast(plan.known), replace(plan, known=None)
     runner = _partition_runner(spec, seed, walks, depth, swarm, parts, distinct, max_violations,
-                               walks_acc, steps_acc, plan)
+                               walks_acc, steps_acc, plan, known)
     rdd = sc.parallelize(range(parts), parts).mapPartitionsWithIndex(runner)
     exact = distinct == "exact"
     if exact:
@@ -325,6 +332,8 @@ def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: 
         stop.set()
         if exact:
             rdd.unpersist()
+        if known is not None:
+            known.unpersist()
     total = Summary(max_violations=max_violations)
     for s in summaries:
         total.merge(s)

@@ -28,8 +28,9 @@ from checker.bfs import state_fingerprint  # the model's own (process-stable) on
 from model.interface import Model, action_name
 
 CACHE_STATES = 100_000  # states whose fingerprint and property values a worker memoises
+START_CACHE = 200_000  # guided: states of paths a worker replayed or walked, by (initial index, path)
 
-OUTCOMES = ("depth", "deadlock", "violation")  # reached the depth bound / nothing enabled / invariant broken
+OUTCOMES = ("depth", "deadlock", "violation", "known")  # depth bound / nothing enabled / invariant broken / (novelty) nothing new
 
 
 def walk_seed(seed: int, walk_id: int) -> int:
@@ -166,12 +167,14 @@ class Walker:
         return info
 
     def walk(self, seed: int, walk_id: int, depth: int, swarm: bool, start: "Start | None" = None,
-             cells: dict | None = None, state_cells: bool = False) -> WalkResult:
+             cells: dict | None = None, state_cells: bool = False,
+             known: "frozenset[int] | None" = None) -> WalkResult:
         """One walk of at most `depth` steps. Guided mode (checker.guided) passes `start`, a corpus
         entry to begin at instead of an initial state (the walk then draws no initial-state index,
         and its recorded `actions` are the entry's path followed by its own steps), and `cells`, a
         table into which the walk folds the abstract cells of the states it visits (with
-        `state_cells`, each state's fingerprint instead)."""
+        `state_cells`, each state's fingerprint instead). `known` (novelty mode): fingerprints of
+        states already found; each step prefers a successor neither in it nor visited by this walk."""
         model = self.model
         rng = random.Random(walk_seed(seed, walk_id))
         weights = swarm_weights(model, rng) if swarm else None
@@ -187,6 +190,8 @@ class Walker:
         fps: set[int] = set()
         seen: dict | None = {} if cells is not None else None  # cell -> first step reaching it
         abstraction = self.abstraction() if cells is not None else None
+        mine: set[int] | None = set() if known is not None else None  # novelty: this walk's states
+        branches: dict[int, tuple[int, int]] = {}  # novelty: new successors not taken -> (step, action index)
         outcome = "depth"
         while True:
             fp, invariant, holds = self.visit(state)
@@ -207,7 +212,15 @@ class Walker:
                 break
             if len(taken) >= depth:
                 break
-            step = self._step(state, rng, weights, candidates)
+            step = None
+            if mine is not None:
+                mine.add(self._fingerprint(state))
+                step = self._novel_step(state, rng, weights, candidates, known, mine, branches, len(taken))
+                if step is None:  # nothing new from here: later rounds start from the branches
+                    outcome = "known"
+                    break
+            if step is None:
+                step = self._step(state, rng, weights, candidates)
             if step is None:
                 outcome = "deadlock"
                 break
@@ -217,9 +230,10 @@ class Walker:
             counts[name] += 1
             if abstraction is not None:
                 history = abstraction.after(history, name)
+                self._remember(init_index, prefix + tuple(taken), state, history)  # a later round's start
         path = prefix + tuple(taken)
         if seen is not None:
-            _fold_cells(cells, seen, walk_id, init_index, path, len(prefix))
+            _fold_cells(cells, seen, walk_id, init_index, path, len(prefix), branches)
         return WalkResult(walk_id, outcome, len(taken), init_index, path, invariant,
                           dict(counts), frozenset(reached), frozenset(fps), weights, len(prefix))
 
@@ -231,20 +245,35 @@ class Walker:
         return self._abstraction
 
     def start_state(self, init_index: int, path: tuple[int, ...]) -> tuple[Any, int]:
-        """The state a corpus entry's path leads to, and the entry's action-kind history; memoised."""
-        key = (init_index, path)
-        got = self._starts.get(key)
-        if got is None:
-            trace = replay(self.model, init_index, path)
-            history = 0
-            abstraction = self.abstraction()
-            for action, _ in trace[1:]:
-                history = abstraction.after(history, action_name(action))
-            got = (trace[-1][1], history)
-            if len(self._starts) >= 4096:
-                self._starts.clear()
-            self._starts[key] = got
-        return got
+        """The state a corpus entry's path leads to, and the entry's action-kind history; memoised.
+        A path is replayed from its longest prefix this worker has seen (a start, or a state some
+        guided walk of this worker visited: next round's starts are mostly those), so a start
+        rarely costs a replay from the initial state."""
+        cached = self._starts.get((init_index, path))
+        if cached is not None:
+            return cached
+        k = len(path) - 1
+        while k >= 0 and (init_index, path[:k]) not in self._starts:
+            k -= 1
+        if k >= 0:
+            state, history = self._starts[(init_index, path[:k])]
+        else:
+            inits = list(self.model.init_states())
+            if not 0 <= init_index < len(inits):
+                raise ValueError(f"initial state index {init_index} out of range (model has {len(inits)})")
+            state, history, k = inits[init_index], 0, 0
+        abstraction = self.abstraction()
+        for i in path[k:]:
+            action, state = _replay_step(self.model, state, i, k)
+            history = abstraction.after(history, action_name(action))
+            k += 1
+        self._remember(init_index, path, state, history)
+        return state, history
+
+    def _remember(self, init_index: int, path: tuple[int, ...], state: Any, history: int) -> None:
+        if len(self._starts) >= START_CACHE:
+            self._starts.clear()
+        self._starts[(init_index, path)] = (state, history)
 
     def _step(self, state: Any, rng: random.Random, weights: Mapping[str, float] | None,
               candidates: list | None = None):
@@ -272,6 +301,30 @@ class Walker:
                 open_kinds.pop(k)
         return None
 
+    def _novel_step(self, state: Any, rng: random.Random, weights: Mapping[str, float] | None,
+                    candidates: list | None, known: "frozenset[int]", mine: set[int],
+                    branches: dict[int, tuple[int, int]], step: int):
+        """Novelty mode: like `_step`, but only among the actions whose successor is in neither
+        `known` nor `mine`; None when every successor is. Every successor is computed, as BFS
+        expands a state, and the new ones the walk does not take go into `branches` (first
+        finding kept), so the archive holds them all and no part of the space is left behind."""
+        if candidates is None:
+            candidates = list(self.model.actions(state))
+        kinds: dict[str, list[tuple[int, Any, Any]]] = {}
+        for i, a in enumerate(candidates):
+            nxt = self.model.next_state(state, a)
+            if nxt is None:
+                continue
+            fp = self._fingerprint(nxt)
+            if fp not in known and fp not in mine:
+                kinds.setdefault(action_name(a), []).append((i, a, nxt))
+                branches.setdefault(fp, (step, i))
+        if not kinds:
+            return None
+        open_kinds = list(kinds)  # in first-enabled order: deterministic
+        members = kinds[open_kinds[self._pick_kind(open_kinds, rng, weights)]]
+        return members[_below(rng, len(members))]
+
     @staticmethod
     def _pick_kind(open_kinds: list[str], rng: random.Random, weights: Mapping[str, float] | None) -> int:
         if weights is None:
@@ -298,19 +351,23 @@ class Start:
 
 
 def _fold_cells(cells: dict, seen: Mapping[Any, int], walk_id: int, init_index: int,
-                path: tuple[int, ...], prefix: int) -> None:
+                path: tuple[int, ...], prefix: int, branches: Mapping[int, tuple[int, int]] = {}) -> None:
     """Fold one walk's cells into a table cell -> [walks visiting it, (path length, walk id),
     init index, path]: the count is summed and the shortest path kept (ties: the smaller walk
-    id), so the table of a set of walks does not depend on their order or split."""
-    for cell, step in seen.items():
-        key = (prefix + step, walk_id)
+    id), so the table of a set of walks does not depend on their order or split. `branches`
+    (novelty mode): states found one step off the walk, at (step, action index), not visited."""
+    found = [(cell, prefix + step, path[:prefix + step]) for cell, step in seen.items()]
+    found += [(cell, prefix + step + 1, path[:prefix + step] + (i,))
+              for cell, (step, i) in branches.items() if cell not in seen]
+    for cell, length, to in found:
+        key = (length, walk_id)
         entry = cells.get(cell)
         if entry is None:
-            cells[cell] = [1, key, init_index, path[:prefix + step]]
+            cells[cell] = [1, key, init_index, to]
         else:
             entry[0] += 1
             if key < entry[1]:
-                entry[1:] = [key, init_index, path[:prefix + step]]
+                entry[1:] = [key, init_index, to]
 
 
 def merge_cells(into: dict, other: Mapping[Any, list]) -> dict:
@@ -341,15 +398,20 @@ def replay(model: Model, init_index: int, action_indices: Sequence[int]) -> list
     state = inits[init_index]
     trace: list[tuple[Any, Any]] = [(None, state)]
     for step, i in enumerate(action_indices):
-        candidates = list(model.actions(state))
-        if not 0 <= i < len(candidates):
-            raise ValueError(f"step {step}: action index {i} out of range ({len(candidates)} enabled)")
-        nxt = model.next_state(state, candidates[i])
-        if nxt is None:
-            raise ValueError(f"step {step}: {candidates[i]!r} is a no-op here; the walk does not replay")
-        state = nxt
-        trace.append((candidates[i], state))
+        action, state = _replay_step(model, state, i, step)
+        trace.append((action, state))
     return trace
+
+
+def _replay_step(model: Model, state: Any, i: int, step: int) -> tuple[Any, Any]:
+    """The action with index `i` among those enabled in `state`, and its successor."""
+    candidates = list(model.actions(state))
+    if not 0 <= i < len(candidates):
+        raise ValueError(f"step {step}: action index {i} out of range ({len(candidates)} enabled)")
+    nxt = model.next_state(state, candidates[i])
+    if nxt is None:
+        raise ValueError(f"step {step}: {candidates[i]!r} is a no-op here; the walk does not replay")
+    return candidates[i], nxt
 
 
 # --- aggregation -------------------------------------------------------------------------------
@@ -469,7 +531,7 @@ def summarize(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swar
         for w in walk_ids:
             walk_id = plan.first_id + w
             summary.add(walker.walk(seed, walk_id, depth, swarm, plan.start(seed, walk_id), summary.cells,
-                                    state_cells=plan.state_cells))
+                                    state_cells=plan.state_cells, known=plan.known))
     if walker.sketch is not None:
         summary.sketch = HyperLogLog(walker.sketch.p).merge(walker.sketch)
     return summary
@@ -479,16 +541,20 @@ def summarize(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swar
 class RoundPlan:
     """One round of guided simulation, as the engines run it: walks `first_id .. first_id + n - 1`
     (the engine's local ids 0..n-1, offset), each starting at the corpus entry picked by a stable
-    hash of (seed, round, walk id), or at an initial state when the corpus is empty (round 0)."""
+    hash of (seed, round, walk id) (novelty mode: entry i gets walks i, i + len(corpus), ...),
+    or at an initial state when the corpus is empty (round 0)."""
 
     round: int
     first_id: int
     corpus: tuple[Start, ...] = ()
     state_cells: bool = False  # a cell is the state itself (its fingerprint), not its abstraction
+    known: "frozenset[int] | None" = None  # novelty mode: the archive's states at the round's start
 
     def start(self, seed: int, walk_id: int) -> Start | None:
         if not self.corpus:
             return None
+        if self.known is not None:  # novelty: every entry gets a walk (a frontier state left unexpanded is lost)
+            return self.corpus[(walk_id - self.first_id) % len(self.corpus)]
         digest = hashlib.blake2b(f"kcheck-guided:{seed}:{self.round}:{walk_id}".encode(), digest_size=8).digest()
         return self.corpus[int.from_bytes(digest, "big") % len(self.corpus)]
 

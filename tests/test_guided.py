@@ -122,6 +122,44 @@ def test_state_cells_are_the_distinct_states_the_walks_visited() -> None:
         assert fingerprint(state) == cell and len(path) == length
 
 
+def test_novelty_archives_every_reachable_state_and_paths_replay() -> None:
+    """Novelty mode records the new successors a walk does not take (as BFS expands a state), so
+    its archive grows to the whole reachable space of the toy model ((k+1)**2 states), each
+    entry's path replays to its very state, and the rounds do not depend on the split."""
+    spec = ModelSpec.of("toy", {"k": 8, "limit": 1000}, "default")
+    m = spec.build()
+    runs = [run_guided(_split_runner(spec, 3, 4, parts), 3, 60, 6, corpus=6, state_cells=True, novelty=True)
+            for parts in (1, 3)]
+    assert runs[0] == runs[1]
+    summary, info = runs[0]
+    assert info["cells"] == 81 and summary.outcomes["known"] > 0
+    plan = RoundPlan(0, 0, (), True, frozenset())
+    cells = summarize(m, 3, range(6), 4, plan=plan).cells
+    fingerprint = state_fingerprint(m)
+    assert len(cells) > 6 * 4 // 2  # the branches not taken are there too
+    for cell, (_, (length, _), init_index, path) in cells.items():
+        assert fingerprint(replay(m, init_index, tuple(path))[-1][1]) == cell and len(path) == length
+    with pytest.raises(ValueError, match="novelty needs state cells"):
+        run_guided(_split_runner(spec, 3, 4, 1), 3, 2, 6, novelty=True)
+
+
+def test_novelty_walk_prefers_new_states() -> None:
+    """A novelty walk never steps into a state it was told is known while a new one is enabled,
+    and stops ("known") where nothing new is."""
+    from checker.walks import Walker
+
+    m = ModelSpec.of("toy", {"k": 3, "limit": 1000}, "default").build()
+    fp = state_fingerprint(m)
+    known = frozenset(fp(s) for s in (m.init_states()[0]._replace(x=1), m.init_states()[0]._replace(x=2, y=1)))
+    w = Walker(m).walk(0, 0, 10, False, cells={}, state_cells=True, known=known)
+    trace = replay(m, w.init_index, w.actions)
+    assert [s for _, s in trace][1] == m.init_states()[0]._replace(y=1)  # (1, 0) was known: (0, 1) it is
+    assert all(fp(s) not in known for _, s in trace)
+    everything = frozenset(fp(m.init_states()[0]._replace(x=x, y=y)) for x in range(4) for y in range(4))
+    stuck = Walker(m).walk(0, 0, 10, False, cells={}, state_cells=True, known=everything)
+    assert stuck.outcome == "known" and stuck.steps == 0
+
+
 def test_guided_state_cells_cli(capsys) -> None:
     argv = ["simulate", "--model", "toy", "--set", "k=6", "--guided", "--rounds", "3", "--walks", "20", "--depth", "5",
             "--json", "--quiet"]
@@ -131,6 +169,12 @@ def test_guided_state_cells_cli(capsys) -> None:
     assert report["guided_search"]["cells"] == report["distinct_states"]  # every visited state is a cell here
     assert main(argv + ["--cells", "state"]) == 0
     assert json.loads(capsys.readouterr().out)["guided_search"] == report["guided_search"]
+    assert main(argv + ["--cells", "state", "--novelty"]) == 0
+    novel = json.loads(capsys.readouterr().out)
+    assert novel["guided_search"]["novelty"] and novel["outcomes"]["known"] >= 0
+    for bad in (["--novelty"], ["--cells", "abstract", "--novelty"]):
+        assert main(argv + bad) == 2
+        assert "--novelty needs --guided --cells state" in capsys.readouterr().err
 
 
 def test_abstraction_is_small_and_stable() -> None:
@@ -426,7 +470,7 @@ def test_guided_cli_reports_rounds(capsys) -> None:
     assert code == 0 and report["guided"] is True and report["walks"] == 60
     assert report["guided_search"] == {"rounds": 3, "rounds_requested": 3, "walks_per_round": 20, "corpus": 20,
                                        "cells": report["guided_search"]["cells"], "cells_mode": "abstract",
-                                       "violation_round": None}
+                                       "novelty": False, "violation_round": None}
     assert report["guided_search"]["cells"] > 1
     lines = [line for line in err.splitlines() if "guided): round" in line]
     assert len(lines) == 3 and lines[0].startswith("kcheck: simulate (local, guided): round 1/3 from initial states")
