@@ -9,7 +9,7 @@ JSON line per row and a Markdown table at the end.
 The simulate options default to the novelty search documented in docs/simulate.md:
 `--guided --cells state --novelty --walks 5000 --corpus 5000 --rounds 300 --depth 30 --swarm
 --distinct none`. Each run is a child process (`python -m checker.cli`), one at a time, so the
-seconds are those of one core; a row is "found" when simulate breaks the row's invariant, and
+seconds are those of one core and the peak memory that of the simulate process; a row is "found" when simulate breaks the row's invariant, and
 `within_2x` says whether the shrunk counterexample is at most twice BFS's shortest.
 """
 from __future__ import annotations
@@ -31,14 +31,20 @@ NOVELTY = ["--guided", "--cells", "state", "--novelty", "--walks", "5000", "--co
            "--depth", "30", "--swarm", "--distinct", "none"]
 
 
-def _kcheck(argv: list[str]) -> tuple[int, dict, float]:
+CHILD = ("import resource, sys; from checker.cli import main; code = main(sys.argv[1:]); "
+         "print('peak_rss_kib', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(code)")
+
+
+def _kcheck(argv: list[str]) -> tuple[dict, float, float]:
+    """(the JSON report, seconds, peak memory in MiB) of one `kcheck` run in a child process."""
     start = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "checker.cli", *argv, "--json", "--quiet"], cwd=ROOT,
+    p = subprocess.run([sys.executable, "-c", CHILD, *argv, "--json", "--quiet"], cwd=ROOT,
                        capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if p.returncode not in (0, 1):
         raise SystemExit(f"kcheck {' '.join(argv)}: exit {p.returncode}: {p.stderr.strip()}")
-    return p.returncode, json.loads(p.stdout), seconds
+    rss = next((int(line.split()[1]) for line in p.stderr.splitlines() if line.startswith("peak_rss_kib ")), 0)
+    return json.loads(p.stdout), seconds, rss / 1024
 
 
 def main() -> int:
@@ -59,29 +65,29 @@ def main() -> int:
             base += ["--set", f"{k}={json.dumps(v) if isinstance(v, bool) else v}"]
         for name in row.invariants:
             base += ["--invariant", name]
-        _, bfs, bfs_seconds = _kcheck(["check", *base])
+        bfs, bfs_seconds, _ = _kcheck(["check", *base])
         bfs_length = len(bfs["violation"]["trace"]) - 1 if bfs.get("violation") else None
-        _, sim, sim_seconds = _kcheck(["simulate", *base, "--seed", str(args.seed), *options])
+        sim, sim_seconds, sim_mib = _kcheck(["simulate", *base, "--seed", str(args.seed), *options])
         v = next((v for v in sim["violations"] if v["invariant"] == row.expect), None)
         g = sim.get("guided_search") or {}
         out = {
             "row": row.name, "preset": row.config_label, "invariant": row.expect,
             "bfs_length": bfs_length, "bfs_states": bfs["distinct_states"], "bfs_seconds": round(bfs_seconds, 1),
             "found": v is not None, "round": g.get("violation_round"), "walks": sim["walks"],
-            "states_kept": g.get("cells"), "seconds": round(sim_seconds, 1),
+            "states_kept": g.get("cells"), "seconds": round(sim_seconds, 1), "peak_mib": round(sim_mib),
             "length": v and v["length"], "shrunk": v and v["shrunk_length"], "shortest": bool(v and v["shortest"]),
             "within_2x": bool(v and bfs_length is not None and v["shrunk_length"] <= 2 * bfs_length),
         }
         results.append(out)
         print(json.dumps(out), flush=True)
     print()
-    print("| row | preset | BFS: shortest, states | simulate: found (round, walks) | states kept | seconds | shrunk |")
-    print("|---|---|---|---|---|---|---|")
+    print("| row | preset | BFS: shortest, states | simulate: found (round, walks) | states kept | seconds | peak MiB | shrunk |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
         found = f"round {r['round']}, {r['walks']:,} walks" if r["found"] else "**not found**"
         shrunk = "-" if not r["found"] else f"{r['shrunk']}" + (" (proven shortest)" if r["shortest"] else "")
         print(f"| {r['row']} | {r['preset']} | {r['bfs_length']}, {r['bfs_states']:,} | {found} | "
-              f"{r['states_kept'] or 0:,} | {r['seconds']} | {shrunk} |")
+              f"{r['states_kept'] or 0:,} | {r['seconds']} | {r['peak_mib']:,} | {shrunk} |")
     found = sum(r["found"] and r["within_2x"] for r in results)
     print(f"\n{found} of {len(results)} found, each shrunk to at most twice BFS's shortest")
     return 0 if found == len(results) else 1

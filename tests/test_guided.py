@@ -279,6 +279,13 @@ def test_guided_state_cells_on_spark_equal_local(spark) -> None:
     abstract = run_guided(lambda plan, n: summarize(SMOKE_SPEC.build(), 5, range(n), 6, True, distinct="none",
                                                     plan=plan), 5, 3, 40, corpus=40)
     assert remote == local and local[1]["cells"] > abstract[1]["cells"]
+    # novelty: the archive's fingerprints reach the executors as a broadcast, with the same result
+    remote = run_guided(lambda plan, n: run_spark(sc, SMOKE_SPEC, 5, n, 6, swarm=True, partitions=3, plan=plan,
+                                                  distinct="none")[0], 5, 3, 40, corpus=40, state_cells=True,
+                        novelty=True)
+    novel = run_guided(lambda plan, n: summarize(SMOKE_SPEC.build(), 5, range(n), 6, True, distinct="none", plan=plan),
+                       5, 3, 40, corpus=40, state_cells=True, novelty=True)
+    assert remote == novel and novel[0].outcomes["known"] > 0 and novel[1]["cells"] > local[1]["cells"]
 
 
 def test_guided_cli_on_spark_equals_local(spark, capsys) -> None:
@@ -426,18 +433,54 @@ def test_guided_state_cells_find_h2_with_a_fixed_leader(capsys) -> None:
                                   ["--cells", "state", "--rounds", "300", "--depth", "4"])
 
 
-def _guided_finds_as_short_as_bfs(capsys, variant: str, config: list[str], search: list[str]) -> None:
-    """BFS finds the variant's candidate_completeness violation on `config`; guided search
-    (1,000 walks a round, swarm, with `search`'s options) finds it too and shrinks it to at most
-    twice BFS's shortest."""
-    assert main(["check", "--model", "replication", "--variant", variant, *config, "--json"]) == 1
-    shortest = len(json.loads(capsys.readouterr().out)["violation"]["trace"]) - 1  # states, with the initial one
-    code = main(["simulate", "--model", "replication", "--variant", variant, *config, "--guided", *search,
-                 "--walks", "1000", "--swarm", "--distinct", "none", "--json", "--quiet"])
+def _guided_finds_as_short_as_bfs(capsys, variant: str, config: list[str], search: list[str], *,
+                                  model: str = "replication", invariant: str = "candidate_completeness",
+                                  walks: int = 1000) -> None:
+    """BFS finds the variant's `invariant` violation on `config`; guided search (`walks` walks a
+    round, swarm, with `search`'s options) finds it too and shrinks it to at most twice BFS's
+    shortest."""
+    assert main(["check", "--model", model, "--variant", variant, *config, "--json"]) == 1
+    bfs = json.loads(capsys.readouterr().out)["violation"]
+    assert bfs["invariant"] == invariant
+    shortest = len(bfs["trace"]) - 1  # states, with the initial one
+    code = main(["simulate", "--model", model, "--variant", variant, *config, "--guided", *search,
+                 "--walks", str(walks), "--swarm", "--distinct", "none", "--json", "--quiet"])
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["guided_search"]["violation_round"] is not None
-    v = next(v for v in report["violations"] if v["invariant"] == "candidate_completeness")
+    v = next(v for v in report["violations"] if v["invariant"] == invariant)
     assert v["shrunk_length"] <= 2 * shortest
+
+
+NOVELTY = ["--cells", "state", "--novelty", "--corpus", "5000", "--depth", "30"]
+
+
+def test_novelty_finds_r2_divergent_logs(capsys) -> None:
+    """R2 (truncate-to-hw-diverge) as divergent logs (`log_matching` alone) on `epoch-lookup`,
+    where BFS's shortest is 15 steps after about 450,000 states and neither plain walks nor
+    abstract or plain state cells found it in 100,000 walks or 300 rounds: novelty search finds
+    it within 40 rounds of 5,000 walks (round 8 measured, about 25 s) and shrinks it to at most
+    twice BFS's shortest."""
+    _guided_finds_as_short_as_bfs(capsys, "truncate-to-hw-diverge",
+                                  ["--preset", "epoch-lookup", "--invariant", "log_matching"],
+                                  NOVELTY + ["--rounds", "40"], invariant="log_matching", walks=5000)
+
+
+@pytest.mark.slow
+def test_novelty_finds_r4_zombie_leader(capsys) -> None:
+    """R4 (no-current-epoch-in-fetch) on `zombie-leader`: BFS's shortest is 20 steps after about
+    2 million states; novelty search finds it within 300 rounds of 5,000 walks (round 88
+    measured, about 4 minutes, 1.67 million states archived)."""
+    _guided_finds_as_short_as_bfs(capsys, "no-current-epoch-in-fetch", ["--preset", "zombie-leader"],
+                                  NOVELTY + ["--rounds", "300"], walks=5000)
+
+
+@pytest.mark.slow
+def test_novelty_finds_k1_figure8(capsys) -> None:
+    """K1 (commit-by-count) on `figure8`: BFS's shortest is 40 steps after about 1.16 million
+    states; novelty search finds it within 300 rounds of 5,000 walks (round 127 measured, about
+    4.5 minutes)."""
+    _guided_finds_as_short_as_bfs(capsys, "commit-by-count", ["--preset", "figure8"], NOVELTY + ["--rounds", "300"],
+                                  model="kraft", invariant="leader_completeness", walks=5000)
 
 
 def _rerun(m, report: dict, walk_id: int):
