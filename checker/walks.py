@@ -212,14 +212,13 @@ class Walker:
                 break
             if len(taken) >= depth:
                 break
-            step = None
             if mine is not None:
                 mine.add(self._fingerprint(state))
-                step = self._novel_step(state, rng, weights, candidates, known, mine, branches, len(taken))
-                if step is None:  # nothing new from here: later rounds start from the branches
+                step, enabled = self._novel_step(state, rng, weights, candidates, known, mine, branches, len(taken))
+                if step is None and enabled:  # nothing new from here: later rounds start from the branches
                     outcome = "known"
                     break
-            if step is None:
+            else:
                 step = self._step(state, rng, weights, candidates)
             if step is None:
                 outcome = "deadlock"
@@ -305,25 +304,28 @@ class Walker:
                     candidates: list | None, known: "frozenset[int]", mine: set[int],
                     branches: dict[int, tuple[int, int]], step: int):
         """Novelty mode: like `_step`, but only among the actions whose successor is in neither
-        `known` nor `mine`; None when every successor is. Every successor is computed, as BFS
-        expands a state, and the new ones the walk does not take go into `branches` (first
-        finding kept), so the archive holds them all and no part of the space is left behind."""
+        `known` nor `mine`. Every successor is computed, as BFS expands a state, and the new ones
+        the walk does not take go into `branches` (first finding kept), so the archive holds them
+        all and no part of the space is left behind. Returns (the step or None, whether any
+        successor exists): (None, True) when none is new, (None, False) at a deadlock."""
         if candidates is None:
             candidates = list(self.model.actions(state))
         kinds: dict[str, list[tuple[int, Any, Any]]] = {}
+        enabled = False
         for i, a in enumerate(candidates):
             nxt = self.model.next_state(state, a)
             if nxt is None:
                 continue
+            enabled = True
             fp = self._fingerprint(nxt)
             if fp not in known and fp not in mine:
                 kinds.setdefault(action_name(a), []).append((i, a, nxt))
                 branches.setdefault(fp, (step, i))
         if not kinds:
-            return None
+            return None, enabled
         open_kinds = list(kinds)  # in first-enabled order: deterministic
         members = kinds[open_kinds[self._pick_kind(open_kinds, rng, weights)]]
-        return members[_below(rng, len(members))]
+        return members[_below(rng, len(members))], True
 
     @staticmethod
     def _pick_kind(open_kinds: list[str], rng: random.Random, weights: Mapping[str, float] | None) -> int:

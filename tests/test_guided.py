@@ -159,6 +159,14 @@ def test_novelty_walk_prefers_new_states() -> None:
     stuck = Walker(m).walk(0, 0, 10, False, cells={}, state_cells=True, known=everything)
     assert stuck.outcome == "known" and stuck.steps == 0
 
+    class NoReset(ToyModel):  # (k, k) has no successor: a deadlock stays a deadlock
+        def actions(self, s):
+            return [a for a in super().actions(s) if type(a).__name__ != "Reset"]
+
+    dead = NoReset({"k": 1, "limit": 1000})
+    w = Walker(dead).walk(0, 0, 10, False, cells={}, state_cells=True, known=frozenset())
+    assert w.outcome == "deadlock" and w.steps == 2
+
 
 def test_guided_state_cells_cli(capsys) -> None:
     argv = ["simulate", "--model", "toy", "--set", "k=6", "--guided", "--rounds", "3", "--walks", "20", "--depth", "5",
