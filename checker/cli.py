@@ -368,8 +368,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("kcheck: interrupted", file=sys.stderr)
         return EXIT_INCOMPLETE
     except BrokenPipeError:  # e.g. `kcheck simulate | head`: the reader left; end as a shell would
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
         return EXIT_BROKEN_PIPE
 

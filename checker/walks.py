@@ -190,7 +190,7 @@ class Walker:
         fps: set[int] = set()
         seen: dict | None = {} if cells is not None else None  # cell -> first step reaching it
         abstraction = self.abstraction() if cells is not None else None
-        mine: set[int] | None = set() if known is not None else None  # novelty: this walk's states
+        mine: set[int] | None = {self._fingerprint(state)} if known is not None else None  # novelty: this walk's states
         branches: dict[int, tuple[int, int]] = {}  # novelty: new successors not taken -> (step, action index)
         outcome = "depth"
         while True:
@@ -213,7 +213,6 @@ class Walker:
             if len(taken) >= depth:
                 break
             if mine is not None:
-                mine.add(self._fingerprint(state))
                 step, enabled = self._novel_step(state, rng, weights, candidates, known, mine, branches, len(taken))
                 if step is None and enabled:  # nothing new from here: later rounds start from the branches
                     outcome = "known"
@@ -257,10 +256,7 @@ class Walker:
         if k >= 0:
             state, history = self._starts[(init_index, path[:k])]
         else:
-            inits = list(self.model.init_states())
-            if not 0 <= init_index < len(inits):
-                raise ValueError(f"initial state index {init_index} out of range (model has {len(inits)})")
-            state, history, k = inits[init_index], 0, 0
+            state, history, k = _init_state(self.model, init_index), 0, 0
         abstraction = self.abstraction()
         for i in path[k:]:
             action, state = _replay_step(self.model, state, i, k)
@@ -306,11 +302,12 @@ class Walker:
         """Novelty mode: like `_step`, but only among the actions whose successor is in neither
         `known` nor `mine`. Every successor is computed, as BFS expands a state, and the new ones
         the walk does not take go into `branches` (first finding kept), so the archive holds them
-        all and no part of the space is left behind. Returns (the step or None, whether any
-        successor exists): (None, True) when none is new, (None, False) at a deadlock."""
+        all and no part of the space is left behind; the one it takes goes into `mine`. Returns
+        (the step or None, whether any successor exists): (None, True) when none is new,
+        (None, False) at a deadlock."""
         if candidates is None:
             candidates = list(self.model.actions(state))
-        kinds: dict[str, list[tuple[int, Any, Any]]] = {}
+        kinds: dict[str, list[tuple[int, Any, Any, int]]] = {}
         enabled = False
         for i, a in enumerate(candidates):
             nxt = self.model.next_state(state, a)
@@ -319,13 +316,15 @@ class Walker:
             enabled = True
             fp = self._fingerprint(nxt)
             if fp not in known and fp not in mine:
-                kinds.setdefault(action_name(a), []).append((i, a, nxt))
+                kinds.setdefault(action_name(a), []).append((i, a, nxt, fp))
                 branches.setdefault(fp, (step, i))
         if not kinds:
             return None, enabled
         open_kinds = list(kinds)  # in first-enabled order: deterministic
         members = kinds[open_kinds[self._pick_kind(open_kinds, rng, weights)]]
-        return members[_below(rng, len(members))], True
+        i, a, nxt, fp = members[_below(rng, len(members))]
+        mine.add(fp)
+        return (i, a, nxt), True
 
     @staticmethod
     def _pick_kind(open_kinds: list[str], rng: random.Random, weights: Mapping[str, float] | None) -> int:
@@ -394,15 +393,19 @@ def walks(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swarm: b
 
 def replay(model: Model, init_index: int, action_indices: Sequence[int]) -> list[tuple[Any, Any]]:
     """Rebuild a walk as a trace [(None, init), (action, state), ...] from its recorded indices."""
-    inits = list(model.init_states())
-    if not 0 <= init_index < len(inits):
-        raise ValueError(f"initial state index {init_index} out of range (model has {len(inits)})")
-    state = inits[init_index]
+    state = _init_state(model, init_index)
     trace: list[tuple[Any, Any]] = [(None, state)]
     for step, i in enumerate(action_indices):
         action, state = _replay_step(model, state, i, step)
         trace.append((action, state))
     return trace
+
+
+def _init_state(model: Model, init_index: int) -> Any:
+    inits = list(model.init_states())
+    if not 0 <= init_index < len(inits):
+        raise ValueError(f"initial state index {init_index} out of range (model has {len(inits)})")
+    return inits[init_index]
 
 
 def _replay_step(model: Model, state: Any, i: int, step: int) -> tuple[Any, Any]:
