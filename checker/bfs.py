@@ -14,6 +14,7 @@ actions of that kind (an action whose `next_state` is `None` was not enabled).
 """
 from __future__ import annotations
 
+import gc
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -66,6 +67,7 @@ class Result:
     queue: int = 0  # states discovered but not yet expanded when the search stopped
     reached: dict[str, int] = field(default_factory=dict)  # sometimes-property -> BFS level
     workers: int = 1  # processes that explored
+    reduction: Optional[str] = None  # the model's stutter reduction, when the search used it
     disabled: dict[str, str] = field(default_factory=dict)  # action kind -> why the config rules it out
 
     @property
@@ -79,6 +81,30 @@ def coverage(model: Model, counts: dict[str, int]) -> tuple[list[str], dict[str,
     disabled = dict(getattr(model, "disabled_actions", dict)())
     never = [k for k in model.action_kinds if counts.get(k, 0) == 0 and k not in disabled]
     return never, {k: why for k, why in disabled.items() if counts.get(k, 0) == 0}
+
+
+def reduction_of(model: Model, reduce: bool = True) -> Optional[Callable[[Any], Any]]:
+    """The model's optional stutter reduction (`reduce`, see model/interface.py), if asked for."""
+    return getattr(model, "reduce", None) if reduce else None
+
+
+def successor_function(model: Model, reduce: bool = True) -> Callable[[Any, Any], Any]:
+    """`model.next_state`, followed by the model's stutter reduction when it has one and `reduce`."""
+    next_state = model.next_state
+    red = reduction_of(model, reduce)
+    if red is None:
+        return next_state
+
+    def step(s: Any, a: Any) -> Any:
+        t = next_state(s, a)
+        return None if t is None else red(t)
+
+    return step
+
+
+def initial_states(model: Model, reduce: bool = True) -> list[Any]:
+    red = reduction_of(model, reduce)
+    return [red(s) for s in model.init_states()] if red is not None else list(model.init_states())
 
 
 def state_fingerprint(model: Model) -> Callable[[Any], int]:
@@ -98,6 +124,7 @@ def explore(
     progress: Callable[[Progress], None] | None = None,
     progress_every: float = 5.0,
     workers: int = 1,
+    reduce: bool = True,
 ) -> Result:
     """Explore every state reachable from `model.init_states()`, breadth first.
 
@@ -107,6 +134,9 @@ def explore(
     `progress` is called with a `Progress` about every `progress_every` seconds.
     `workers` > 1 runs the search on that many processes (`checker.parallel`): the same
     counts, coverage and counterexample length, in less time on as many cores.
+    With `reduce` (the default) a model's stutter reduction (`model.reduce`) is applied to every
+    state: fewer states, every property value still met, counterexamples no longer (in steps of
+    the reduced model). `reduce=False` explores every state `next_state` gives.
     """
     if max_states is not None and max_states < 0:
         raise ValueError(f"max_states must be >= 0, got {max_states}")
@@ -115,14 +145,14 @@ def explore(
 
         if parallel.available():
             return parallel.explore_parallel(model, workers=workers, max_states=max_states, progress=progress,
-                                             progress_every=progress_every)
+                                             progress_every=progress_every, reduce=reduce)
     always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
     pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
     reached: dict[str, int] = {}
 
     # Hot-loop aliases.
     actions = model.actions
-    next_state = model.next_state
+    next_state = successor_function(model, reduce)
     fp_of = state_fingerprint(model)
     limit = max_states if max_states is not None else -1
     type_counts: dict[type, int] = {}
@@ -152,7 +182,7 @@ def explore(
                 pending.remove(item)
 
     try:
-        for s in model.init_states():
+        for s in initial_states(model, reduce):
             generated += 1
             fp = fp_of(s)
             if fp in parents:
@@ -173,6 +203,7 @@ def explore(
             frontier_fps.append(fp)
 
         while outcome == OK and frontier:
+            gc.freeze()  # earlier levels stay alive: keep the cyclic collector from walking them
             next_level = []
             next_fps = []
             append_state = next_level.append
@@ -233,7 +264,7 @@ def explore(
     violation = None
     if outcome == VIOLATION:
         assert bad_fp is not None
-        violation = violation_report(model, bad_name, parents, bad_fp)
+        violation = violation_report(model, bad_name, parents, bad_fp, reduce=reduce)
     queue = 0 if outcome == OK else max(len(frontier) - index, 0) + len(next_level)
     never_enabled, disabled = coverage(model, counts)
     return Result(
@@ -251,19 +282,20 @@ def explore(
         max_states=max_states,
         queue=queue,
         reached=reached,
+        reduction=getattr(model, "reduction", None) if reduction_of(model, reduce) else None,
     )
 
 
 def violation_report(model: Model, invariant: str, parents: dict[int, Optional[int]], last_fp: int,
-                     fp_of: Callable[[Any], int] | None = None) -> dict[str, Any]:
+                     fp_of: Callable[[Any], int] | None = None, reduce: bool = True) -> dict[str, Any]:
     """`Result.violation`: the broken invariant, its description and a shortest trace to `last_fp`."""
     descriptions = {p.name: p.description for p in model.properties}
     return {"invariant": invariant, "description": descriptions.get(invariant, ""),
-            "trace": trace_to(model, parents, last_fp, fp_of)}
+            "trace": trace_to(model, parents, last_fp, fp_of, reduce)}
 
 
 def trace_to(model: Model, parents: dict[int, Optional[int]], last_fp: int,
-             fp_of: Callable[[Any], int] | None = None) -> list[tuple[Any, Any]]:
+             fp_of: Callable[[Any], int] | None = None, reduce: bool = True) -> list[tuple[Any, Any]]:
     """A shortest path from an initial state to `last_fp`: re-expand each state on the parent chain
     and pick the first action (in `actions` order) whose successor has the next fingerprint.
     `fp_of` is the fingerprint the search used (default: `state_fingerprint(model)`)."""
@@ -274,11 +306,12 @@ def trace_to(model: Model, parents: dict[int, Optional[int]], last_fp: int,
         fp = parents[fp]
     first = chain.popleft()
     fp_of = fp_of or state_fingerprint(model)
-    state = next(s for s in model.init_states() if fp_of(s) == first)
+    step = successor_function(model, reduce)
+    state = next(s for s in initial_states(model, reduce) if fp_of(s) == first)
     trace: list[tuple[Any, Any]] = [(None, state)]
     for wanted in chain:
         for a in model.actions(state):
-            t = model.next_state(state, a)
+            t = step(state, a)
             if t is not None and fp_of(t) == wanted:
                 trace.append((a, t))
                 state = t

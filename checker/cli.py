@@ -124,6 +124,9 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--workers", type=_positive_int, metavar="N", default=default_workers(),
                         help="processes that explore in parallel (default: the cores available, at most 4)")
+    parser.add_argument("--no-reduce", dest="reduce", action="store_false",
+                        help="explore every state the model's actions give, without its stutter reduction"
+                             " (see docs/cli.md)")
 
 
 def default_workers() -> int:
@@ -159,6 +162,7 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str) -> dict[str,
         "seconds": round(r.seconds, 3),
         "states_per_second": round(r.states_per_second, 1),
         "workers": r.workers,
+        "reduction": r.reduction,
         "unreached": r.unreached,
         "never_enabled": r.never_enabled,
         "disabled_by_config": r.disabled,
@@ -196,6 +200,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result) -> str:
         f"depth:            {r.depth}",
         f"seconds:          {r.seconds:.2f}",
         f"states/s:         {r.states_per_second:,.0f} ({r.workers} worker{'s' if r.workers > 1 else ''})",
+        f"reduction:        {r.reduction or 'none'}",
         f"unreached:        {names(r.unreached)}",
         f"never enabled:    {names(r.never_enabled)}",
         f"off by config:    {names([f'{k} ({why})' for k, why in r.disabled.items()])}",
@@ -217,7 +222,7 @@ def _run_check(args: argparse.Namespace) -> int:
             raise ConfigError(f"--trace-out {args.trace_out}: directory {folder} does not exist")
     model = select_invariants(rc.build(), args.invariants)
     progress = None if args.quiet else _progress_printer(sys.stderr)
-    r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers)
+    r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers, reduce=args.reduce)
 
     result = r.result
     if result == "ok" and args.strict and (r.unreached or r.never_enabled):

@@ -16,6 +16,7 @@ as unsigned 64-bit ints.
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import pickle
 import signal
@@ -25,7 +26,8 @@ from array import array
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Optional
 
-from checker.bfs import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, state_fingerprint, violation_report
+from checker.bfs import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_states, reduction_of,
+                         state_fingerprint, successor_function, violation_report)
 from model.interface import Model
 
 MASK = (1 << 64) - 1
@@ -45,6 +47,7 @@ def explore_parallel(
     progress: Callable[[Progress], None] | None = None,
     progress_every: float = 5.0,
     chunk: int = CHUNK,
+    reduce: bool = True,
 ) -> Result:
     """`bfs.explore` on `workers` processes; the same result apart from seconds."""
     raw_fp = state_fingerprint(model)
@@ -67,7 +70,7 @@ def explore_parallel(
     # Level 0 in the coordinator, dealt round-robin to the workers.
     shares: list[list[tuple[Any, int]]] = [[] for _ in range(workers)]
     count = 0
-    for s in model.init_states():
+    for s in initial_states(model, reduce):
         generated += 1
         fp = fp_of(s)
         if fp in parents:
@@ -96,7 +99,7 @@ def explore_parallel(
         ctx = multiprocessing.get_context("fork")
         for w in range(workers):
             parent_end, child_end = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(model, child_end, shares[w], fp_of, chunk), daemon=True)
+            proc = ctx.Process(target=_worker, args=(model, child_end, shares[w], fp_of, chunk, reduce), daemon=True)
             proc.start()
             child_end.close()
             conns.append(parent_end)
@@ -108,6 +111,7 @@ def explore_parallel(
         level = 0
         while outcome == OK and conns:
             level += 1
+            _freeze()
             for c in conns:
                 c.send(("level", level))
             active = list(range(workers))
@@ -175,7 +179,7 @@ def explore_parallel(
     violation = None
     if outcome == VIOLATION:
         assert bad_fp is not None
-        violation = violation_report(model, bad_name, parents, bad_fp, fp_of)
+        violation = violation_report(model, bad_name, parents, bad_fp, fp_of, reduce)
     return Result(
         result=outcome,
         distinct_states=len(parents),
@@ -192,7 +196,15 @@ def explore_parallel(
         queue=0 if outcome == OK else queue,
         reached=reached,
         workers=workers,
+        reduction=getattr(model, "reduction", None) if reduction_of(model, reduce) else None,
     )
+
+
+def _freeze() -> None:
+    """Move every object alive now (the states of earlier levels, the fingerprint dict) out of
+    the cyclic collector's sight: they are freed by reference counting all the same, and full
+    collections no longer walk millions of states (the search creates no cycles)."""
+    gc.freeze()
 
 
 def _balance(conns: list[Connection], sizes: list[int]) -> None:
@@ -241,11 +253,11 @@ def _stop(conns: list[Connection], procs: list[Any], graceful: bool) -> None:
 
 
 def _worker(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
-            fp_of: Callable[[Any], int], chunk: int) -> None:
+            fp_of: Callable[[Any], int], chunk: int, reduce: bool) -> None:
     """One worker: expand its part of each level, chunk by chunk, as the coordinator directs."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C and stops us
     try:
-        _work(model, conn, frontier, fp_of, chunk)
+        _work(model, conn, frontier, fp_of, chunk, reduce)
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
     except Exception:  # noqa: BLE001 - a model bug: hand the traceback to the coordinator
@@ -253,9 +265,9 @@ def _worker(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
 
 
 def _work(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
-          fp_of: Callable[[Any], int], chunk: int) -> None:
+          fp_of: Callable[[Any], int], chunk: int, reduce: bool) -> None:
     actions = model.actions
-    next_state = model.next_state
+    next_state = successor_function(model, reduce)
     always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
     pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
     type_counts: dict[type, int] = {}
@@ -277,14 +289,38 @@ def _work(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
             frontier.extend(pickle.loads(conn.recv_bytes()))
             continue
         level = cmd[1]
+        _freeze()
         next_frontier: list[tuple[Any, int]] = []
         violation: Optional[tuple[int, str]] = None
         newly: list[tuple[str, int]] = []
+        waiting: Optional[tuple[list[Any], array]] = None  # the chunk sent whose answer is still due
+
+        def take_answer(states: list[Any], fps: array) -> None:
+            """Keep the successors the coordinator found new, checking every property on them."""
+            nonlocal violation
+            reply = conn.recv_bytes()
+            for j, is_new in enumerate(reply):
+                if not is_new:
+                    continue
+                t, fp = states[j], fps[j]
+                if violation is None:
+                    for name, pred in always_props:
+                        if not pred(t):
+                            violation = (fp, name)
+                            break
+                for item in list(pending):
+                    if item[1](t):
+                        newly.append((item[0], level))
+                        pending.remove(item)
+                next_frontier.append((t, fp))
+
         begin = 0
         while True:
             batch = frontier[begin:begin + chunk]
             begin += len(batch)
             if not batch:
+                if waiting is not None:
+                    take_answer(*waiting)
                 conn.send(("done", b"", b"", violation, newly, generated, counts(), len(next_frontier)))
                 break
             fps = array("Q")
@@ -307,21 +343,11 @@ def _work(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
                     pfps.append(pfp)
                     states.append(t)
             left = len(frontier) - begin + len(next_frontier)
+            # Pipelined: this chunk goes out before the previous chunk's answer is read, so the
+            # worker expands while the coordinator answers; the coordinator's order is unchanged.
             conn.send(("chunk", fps.tobytes(), pfps.tobytes(), violation, newly, generated, counts(), left))
             violation, newly = None, []
-            reply = conn.recv_bytes()
-            for j, is_new in enumerate(reply):
-                if not is_new:
-                    continue
-                t, fp = states[j], fps[j]
-                if violation is None:
-                    for name, pred in always_props:
-                        if not pred(t):
-                            violation = (fp, name)
-                            break
-                for item in list(pending):
-                    if item[1](t):
-                        newly.append((item[0], level))
-                        pending.remove(item)
-                next_frontier.append((t, fp))
+            if waiting is not None:
+                take_answer(*waiting)
+            waiting = (states, fps)
         frontier = next_frontier

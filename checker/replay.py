@@ -5,7 +5,8 @@ validation does.
                         [--max-candidates N] [--gap N] [--json] [--quiet]
 
 Step 0 must match an initial state; each later state must match a successor, by an enabled
-action, of a state the trace can be in at the step before (the trace's `mbt::actionTaken`, when
+action (followed, for a model with a stutter reduction, by the replays `kcheck check` absorbs),
+of a state the trace can be in at the step before (the trace's `mbt::actionTaken`, when
 given, is the only action tried). A state may give only some variables, and a record only some
 fields: replay keeps the set of model states consistent with the trace so far ("candidates"),
 so the rest is searched for.
@@ -116,12 +117,14 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
     start = time.perf_counter()
     outcome = Outcome(INVALID, steps=len(steps) - 1)
     to_json, actions, next_state = model.to_json, model.actions, model.next_state
+    reduce = getattr(model, "reduce", None)  # a step of `kcheck check` may include absorbed replays
 
     action0, values0 = steps[0]
     candidates: dict[Any, None] = {}
     for s in model.init_states():
-        if _matches(to_json(s), values0):
-            candidates[s] = None
+        for u in (s, reduce(s)) if reduce is not None else (s,):
+            if _matches(to_json(u), values0):
+                candidates[u] = None
     if not candidates:
         outcome.failed_step, outcome.action = 0, action0
         _nearest(model, [(None, s) for s in model.init_states()], values0, outcome)
@@ -154,13 +157,14 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
                 if t is None:
                     continue
                 enabled = True
-                if t in seen:  # many candidates share successors; to_json is the costly part
-                    continue
-                seen.add(t)
-                if _matches(to_json(t), values):
-                    following[t] = None
-                    if len(following) > max_candidates:
-                        return _incomplete(outcome, index, named, len(following), start)
+                for u in (t, reduce(t)) if reduce is not None else (t,):
+                    if u in seen:  # many candidates share successors; to_json is the costly part
+                        continue
+                    seen.add(u)
+                    if _matches(to_json(u), values):
+                        following[u] = None
+                        if len(following) > max_candidates:
+                            return _incomplete(outcome, index, named, len(following), start)
             work += 1
             if progress is not None and not work & 0x3FF:
                 now = time.perf_counter()
@@ -216,16 +220,20 @@ def _nearest(model: Any, tried: Sequence[tuple[Any, Any]], values: Mapping[str, 
     """Fill `nearest_action`/`differences` from the (action, state) pair whose successor (or, with
     action None, the state itself) differs from `values` in the fewest leaves; the first wins ties."""
     best: list[tuple[str, Any, Any]] | None = None
+    reduce = getattr(model, "reduce", None)
     for action, state in tried:
         t = state if action is None else model.next_state(state, action)
         if t is None:
             continue
-        js = model.to_json(t)
-        changes = list(diff({k: project(js[k], v) for k, v in values.items()}, dict(values)))
-        if best is None or len(changes) < len(best):
-            best, outcome.nearest_action = changes, None if action is None else repr(action)
-            if not changes:
-                break
+        for u in (t, reduce(t)) if reduce is not None else (t,):
+            js = model.to_json(u)
+            changes = list(diff({k: project(js[k], v) for k, v in values.items()}, dict(values)))
+            if best is None or len(changes) < len(best):
+                best, outcome.nearest_action = changes, None if action is None else repr(action)
+                if not changes:
+                    break
+        if best == []:
+            break
     outcome.differences = best or []
 
 

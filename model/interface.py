@@ -86,6 +86,11 @@ class Model(Protocol):
     # Optional: `disabled_actions() -> dict[str, str]`, the action kinds this configuration
     # switches off entirely (e.g. a fault budget of 0), each with the reason. Coverage reports
     # them apart from the kinds that were possible but never enabled.
+    # Optional: `reduce(state) -> state` with a `reduction: str` describing it: a stutter
+    # reduction for the exhaustive checker. `reduce(s)` must be reachable from `s` by steps that
+    # change no property's value, commute with every other action and never disable one, so
+    # exploring only reduced states reaches a representative of every reachable state, with the
+    # same property values, in at most as many steps. `kcheck check --no-reduce` explores without it.
     # Optional: `abstraction(state) -> value`, a coarse, pure view of a state made of ints, strings
     # and tuples (ordered, process-stable repr), that `kcheck simulate --guided` uses in place of
     # its default (enabled action kinds, sometimes-properties holding) in a state's abstract cell.

@@ -245,7 +245,7 @@ def rctx_of(preset: str, variant: str = "kafka-4.1", **sets):
     return RN.Ctx.of(RParams.from_config(config), variant), rc.definition.build(config, variant)
 
 
-@pytest.mark.parametrize("preset,brokers", [("default", 3), ("default", 4), ("smoke", 2)])
+@pytest.mark.parametrize("preset,brokers", [("one-crash", 3), ("one-crash", 4), ("smoke", 2)])
 def test_replication_structural_is_proved(preset, brokers):
     """`structural` with its lemma is inductive, for 3 and 4 brokers (min ISR 2) and on smoke
     (min ISR 1, where elr_small is needed), with every action enabled in some Inv state."""
@@ -258,7 +258,7 @@ def test_replication_structural_is_proved(preset, brokers):
 def test_replication_default_targets_are_proved_for_three_brokers():
     """The default targets (structural, candidates_remain) and their lemmas are inductive on the
     default preset, every action enabled in some Inv state."""
-    ctx, _ = rctx_of("default")
+    ctx, _ = rctx_of("one-crash")
     o = prove(ctx, replication_inv.DEFAULT_TARGETS, timeout_s=120)
     assert o.result == PROVED, (o.reason, o.cti and (o.cti.conjunct, o.cti.action))
     assert o.never_enabled == []
@@ -267,7 +267,7 @@ def test_replication_default_targets_are_proved_for_three_brokers():
 def test_without_message_domains_well_formed_is_not_inductive(monkeypatch):
     """The lemmas carry the proof: a Fetch request with a junk broker epoch breaks well_formed."""
     monkeypatch.setitem(replication_inv.SUPPORT, "well_formed", ("elr_small", "structural"))
-    ctx, _ = rctx_of("default")
+    ctx, _ = rctx_of("one-crash")
     o = prove(ctx, ["well_formed"], timeout_s=60)
     assert o.result == CTI and o.cti is not None and o.cti.conjunct == "well_formed"
 
@@ -276,7 +276,7 @@ def test_replication_candidate_completeness_is_proved_for_three_brokers():
     """candidate_completeness with its strengthening (the control-plane lemmas of quorum_superset
     and the data-plane lemmas of spec/proofs.md) is inductive on the default preset, 3 brokers,
     with every action enabled in some Inv state (about two minutes)."""
-    ctx, _ = rctx_of("default")
+    ctx, _ = rctx_of("one-crash")
     o = prove(ctx, ["candidate_completeness"], timeout_s=120)
     assert o.result == PROVED, (o.result, o.reason, o.cti and (o.cti.conjunct, o.cti.action))
     assert o.never_enabled == [] and len(o.checks) > 2000
@@ -303,11 +303,11 @@ SLOW_VARIANT_CTIS = [
 
 
 def _variant_fails_where_kafka_holds(variant, lemma, action_kind):
-    ctx, _ = rctx_of("default", variant)
+    ctx, _ = rctx_of("one-crash", variant)
     o = prove(ctx, ["candidate_completeness"], timeout_s=120)
     assert o.result == CTI and o.cti is not None, (variant, o.result, o.reason)
     assert (o.cti.conjunct, type(o.cti.action).__name__) == (lemma, action_kind)
-    kafka, _ = rctx_of("default")
+    kafka, _ = rctx_of("one-crash")
     assert preserves(kafka, ["candidate_completeness"], o.cti.action, lemma, timeout_s=120) == "holds"
 
 
@@ -331,7 +331,7 @@ def test_replication_invariants_resting_on_candidate_completeness_are_proved(val
     """leader_completeness, log_matching, consistent_reads and no_acked_record_lost, and with
     them candidate_completeness (part of their strengthening), are proved together on the
     default preset, 3 brokers, with one, two and three values (about 2, 4 and 6 minutes)."""
-    ctx, _ = rctx_of("default", values=values)
+    ctx, _ = rctx_of("one-crash", values=values)
     names = ["leader_completeness", "log_matching", "consistent_reads", "no_acked_record_lost"]
     o = prove(ctx, names, timeout_s=120)
     assert o.result == PROVED and o.never_enabled == [], (o.result, o.cti and (o.cti.conjunct, o.cti.action))
@@ -381,7 +381,7 @@ def test_replication_quorum_superset_is_proved_for_three_brokers():
     """quorum_superset (the controller's ISR, and its ELR while the leader's ISR has min ISR
     members, are within the replicas the leader's HW waits for) is inductive with its lemmas on
     the default preset, 3 brokers, every action enabled in some Inv state (about 40 s)."""
-    ctx, _ = rctx_of("default")
+    ctx, _ = rctx_of("one-crash")
     o = prove(ctx, ["quorum_superset"], timeout_s=120)
     assert o.result == PROVED, (o.reason, o.cti and (o.cti.conjunct, o.cti.action))
     assert o.never_enabled == []
@@ -436,7 +436,7 @@ def test_replication_bmc_finds_r17_unclean_election():
 
 
 def test_replication_timeout_is_never_proved():
-    ctx, _ = rctx_of("default")
+    ctx, _ = rctx_of("one-crash")
     o = prove(ctx, ["structural"], timeout_s=0.001, only=[RN.HandleAlterPartitionIn(0, 0)])
     assert o.result != PROVED
 

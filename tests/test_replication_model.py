@@ -127,14 +127,22 @@ def test_a_zero_budget_is_reported_as_off_by_config_not_as_covered():
     assert "FenceBroker" not in result.disabled  # a dead broker is fenced for free
 
 
-def test_default_passes_with_only_its_documented_gaps():
+def test_default_passes_and_reaches_everything():
     """The flagship run (`kcheck check`): the whole default space, every invariant holding, every
-    action kind enabled except the one its budgets rule out, every witness reached except
-    `leaderless` (two faults; the default allows one: spec/replication.md, "Why the default is
-    this size"). A model change that makes anything else unreachable fails here."""
+    witness reached and every action kind enabled (`leaderless` needs the two crashes and
+    DropMessage the lost message: spec/replication.md, "Why the default is this size"). A model
+    change that makes anything unreachable fails here."""
     result = explore(build("default"), workers=2)
+    assert result.result == "ok" and result.reduction
+    assert result.distinct_states == 5_430_858 and result.depth == 40
+    assert result.unreached == [] and result.never_enabled == [] and result.disabled == {}
+
+
+def test_one_crash_leaves_leaderless_and_drop_message_out():
+    """The default until stop 17, where the replication proofs run: one fault, no lost message."""
+    result = explore(build("one-crash"), workers=2)
     assert result.result == "ok"
-    assert result.distinct_states == 901_591 and result.depth == 39
+    assert result.distinct_states == 281_386 and result.depth == 35
     assert result.unreached == ["leaderless"]
     assert result.never_enabled == [] and result.disabled == {"DropMessage": "losses = 0"}
 
@@ -161,3 +169,27 @@ def test_alter_partition_answer_to_an_older_partition_epoch_is_ignored():
             assert stale is not None and stale.brokers[resp.leader] == lb
             checked += 1
     assert checked >= 20
+
+
+def test_max_faults_bounds_every_kind_of_fault_together():
+    """`max_faults` counts crashes, fencings of live brokers and lost messages together: with a
+    joint budget of 1 on smoke (each kind's own budget 1) no reachable state has two faults, every
+    kind of fault still happens, and the space is smaller than without the joint budget."""
+    from checker.bfs import initial_states, successor_function
+
+    joint = build("smoke", max_faults=1)
+    seen, frontier, step = set(), initial_states(joint), successor_function(joint)
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for a in joint.actions(s):
+                t = step(s, a)
+                if t is not None and t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    assert max(s.history.crashes + s.history.fences + s.history.losses for s in seen) == 1
+    assert any(s.history.fences for s in seen) and any(s.history.losses for s in seen)
+    assert any(s.history.lossy_crashes for s in seen)
+    assert len(seen) < explore(build("smoke")).distinct_states
+    assert build("smoke", max_faults=0).disabled_actions()["DropMessage"] == "max_faults = 0"

@@ -140,3 +140,16 @@ def test_variants_conform(variant, preset):
     rel = C.Relation(ctx)
     assert C.check_transitions(model, ctx, states, rel).failures == []
     assert C.check_successors(model, ctx, states[::5], rel).failures == []
+
+
+def test_the_joint_fault_budget_conforms():
+    """`max_faults` (a joint budget of 1 on smoke, where each kind's own budget is 1): the
+    encoding disables a second fault of any kind exactly where the model does."""
+    model, ctx = setup("smoke", "kafka-4.1", "max_faults=1")
+    states = C.walk_sample(model, walks=3, depth=30, seed=3)
+    assert any(s.history.crashes + s.history.fences + s.history.losses == 1 for s in states)
+    rel = C.Relation(ctx)
+    r = C.check_transitions(model, ctx, states, rel)
+    assert r.failures == [] and r.transitions > 100
+    r = C.check_successors(model, ctx, states[::6], rel)
+    assert r.failures == [] and r.states >= 5

@@ -694,11 +694,25 @@ def produce(c: Ctx, s: Sym, b: int, v: int) -> Step:
 # --- controller actions -------------------------------------------------------------------------
 
 
+def fault_left(c: Ctx, s: Sym) -> z3.BoolRef:
+    """Params.fault_left: the joint budget `max_faults` allows one more counted fault."""
+    if c.p.max_faults < 0:
+        return z3.BoolVal(True)
+    counted = s[("crashes",)]
+    if c.p.fences >= 0:
+        counted = counted + s[("fences",)]
+    if c.p.losses >= 0:
+        counted = counted + s[("losses",)]
+    return counted < c.p.max_faults
+
+
 def fence_broker(c: Ctx, s: Sym, b: int) -> Step:
     alive = s[("alive", b)]
     guard = [z3.Not(s[("fenced", b)])]
     if c.p.fences >= 0:
         guard.append(z3.Not(z3.And(alive, s[("fences",)] >= c.p.fences)))
+    if c.p.max_faults >= 0:
+        guard.append(z3.Not(z3.And(alive, z3.Not(fault_left(c, s)))))
     if c.r.no_fence_with_stale_fetch:
         queued = z3.Or([z3.And(s[("mk", m)] == FREQ, s[("ma", m)] == b, s[("mbe", m)] < s[("rep", b)])
                         for m in range(c.M)])
@@ -786,7 +800,7 @@ def go_down(c: Ctx, s: Sym, b: int, clean: Any) -> Sym:
 
 
 def controlled_shutdown(c: Ctx, s: Sym, b: int) -> Step:
-    guard = z3.And(s[("alive", b)], s[("crashes",)] < c.p.crashes)
+    guard = z3.And(s[("alive", b)], s[("crashes",)] < c.p.crashes, fault_left(c, s))
     reg = partition(c, s)
     changed, new = leader_and_isr_update(c, s, reg, remove=b)
     allowed, t = write(c, s, z3.And(reg["isr"][b], changed), new)
@@ -795,11 +809,11 @@ def controlled_shutdown(c: Ctx, s: Sym, b: int) -> Step:
 
 
 def crash(c: Ctx, s: Sym, b: int) -> Step:
-    return Step(z3.And(s[("alive", b)], s[("crashes",)] < c.p.crashes), go_down(c, s, b, F))
+    return Step(z3.And(s[("alive", b)], s[("crashes",)] < c.p.crashes, fault_left(c, s)), go_down(c, s, b, F))
 
 
 def lossy_crash(c: Ctx, s: Sym, b: int, keep: int) -> Step:
-    guard = z3.And(s[("alive", b)], s[("crashes",)] < c.p.crashes, s[("lossy",)] < c.p.lossy_crashes,
+    guard = z3.And(s[("alive", b)], s[("crashes",)] < c.p.crashes, s[("lossy",)] < c.p.lossy_crashes, fault_left(c, s),
                    keep < s[("leo", b)])
     t = s.set({("leo", b): z3.IntVal(keep), ("hw", b): smin(s[("hw", b)], keep), ("lossy",): s[("lossy",)] + 1})
     return Step(guard, go_down(c, t, b, F))
@@ -824,7 +838,7 @@ def restart(c: Ctx, s: Sym, b: int) -> Step:
 
 
 def drop_message(c: Ctx, s: Sym, m: int) -> Step:
-    guard = [s[("mk", m)] != EMPTY]
+    guard = [s[("mk", m)] != EMPTY, fault_left(c, s)]
     t = remove_slot(s, m)
     if c.p.losses >= 0:
         guard.append(s[("losses",)] < c.p.losses)

@@ -163,6 +163,27 @@ def replay_metadata(s: State, ctx: Context, b: int) -> State | None:
     return leader_progress(s, ctx, b)
 
 
+def follower_stutter(s: State, b: int) -> bool:
+    """Broker b's next metadata record keeps the leader and leader epoch it follows (ISR, ELR or
+    epoch-only change): `Partition.makeFollower` then changes only its partition epoch and
+    `ReplicaManager.applyLocalFollowersDelta` leaves its fetcher alone, so the replay is a stutter."""
+    x = s.brokers[b]
+    if not x.alive or x.leader == b or x.meta >= s.controller.partition.partition_epoch:
+        return False
+    reg = s.controller.record(x.meta + 1)
+    return reg.leader == x.leader and reg.leader_epoch == x.leader_epoch
+
+
+def absorb_follower_replays(s: State, ctx: Context) -> State:
+    """Replay every stuttering record at once (`follower_stutter`), for the checker's reduction."""
+    for b in range(len(s.brokers)):
+        while follower_stutter(s, b):
+            t = replay_metadata(s, ctx, b)
+            assert t is not None  # a stutter is a replay, which is enabled
+            s = t
+    return s
+
+
 def send_fetch(s: State, ctx: Context, f: int) -> State | None:
     """Follower f's fetcher sends a Fetch to the leader it knows (ReplicaFetcherThread.buildFetch)."""
     fb = s.brokers[f]
@@ -353,6 +374,6 @@ def produce(s: State, ctx: Context, b: int, value: int) -> State | None:
 
 
 __all__ = [
-    "replay_metadata", "send_fetch", "handle_fetch", "handle_fetch_response", "shrink_isr",
+    "replay_metadata", "follower_stutter", "absorb_follower_replays", "send_fetch", "handle_fetch", "handle_fetch_response", "shrink_isr",
     "handle_alter_partition_response", "produce", "leader_progress", "apply_registration",
 ]

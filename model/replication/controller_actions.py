@@ -31,7 +31,7 @@ def fence_broker(s: State, ctx: Context, b: int) -> State | None:
     """The controller fences broker b whose heartbeats stopped (ReplicationControlManager.handleBrokerFenced)."""
     reg = s.controller.brokers[b]
     alive = s.brokers[b].alive
-    if reg.fenced or (alive and 0 <= ctx.p.fences <= s.history.fences):
+    if reg.fenced or (alive and (0 <= ctx.p.fences <= s.history.fences or not ctx.p.fault_left(s.history))):
         return None
     if alive and ctx.r.no_fence_with_stale_fetch and any(
             r.follower == b and r.broker_epoch < reg.epoch for r in s.fetch_requests):

@@ -31,7 +31,7 @@ def _go_down(s: State, b: int, clean: bool) -> State:
 
 def controlled_shutdown(s: State, ctx: Context, b: int) -> State | None:
     """Broker b shuts down cleanly (ReplicationControlManager.handleBrokerInControlledShutdown, then fenced)."""
-    if not s.brokers[b].alive or s.history.crashes >= ctx.p.crashes:
+    if not s.brokers[b].alive or s.history.crashes >= ctx.p.crashes or not ctx.p.fault_left(s.history):
         return None
     reg = s.controller.brokers[b]
     shutting = set_registration(s, b, reg._replace(in_controlled_shutdown=True))
@@ -48,7 +48,7 @@ def controlled_shutdown(s: State, ctx: Context, b: int) -> State | None:
 
 def crash(s: State, ctx: Context, b: int) -> State | None:
     """Broker b dies without a controlled shutdown; its log survives (flushed or in the page cache)."""
-    if not s.brokers[b].alive or s.history.crashes >= ctx.p.crashes:
+    if not s.brokers[b].alive or s.history.crashes >= ctx.p.crashes or not ctx.p.fault_left(s.history):
         return None
     return _go_down(s, b, clean=False)
 
@@ -57,7 +57,8 @@ def lossy_crash(s: State, ctx: Context, b: int, keep: int) -> State | None:
     """Broker b dies and loses the unflushed suffix of its log: only `keep` records survive."""
     broker = s.brokers[b]
     h = s.history
-    if not broker.alive or h.crashes >= ctx.p.crashes or h.lossy_crashes >= ctx.p.lossy_crashes:
+    if (not broker.alive or h.crashes >= ctx.p.crashes or h.lossy_crashes >= ctx.p.lossy_crashes
+            or not ctx.p.fault_left(h)):
         return None
     if keep >= len(broker.log):
         return None
@@ -103,7 +104,7 @@ def restart(s: State, ctx: Context, b: int) -> State | None:
 
 def drop_message(s: State, ctx: Context, m: object) -> State | None:
     """The network loses a message in flight."""
-    if 0 <= ctx.p.losses <= s.history.losses:
+    if 0 <= ctx.p.losses <= s.history.losses or not ctx.p.fault_left(s.history):
         return None
     if ctx.p.losses >= 0:  # an unbounded budget keeps no count, so states differ less
         s = s._replace(history=s.history._replace(losses=s.history.losses + 1))

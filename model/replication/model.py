@@ -69,9 +69,10 @@ class ReplicationModel:
         latest = s.controller.partition.partition_epoch
         room = s.in_flight() < p.max_in_flight
         h = s.history
+        fault = p.fault_left(h)
         for b, broker in enumerate(s.brokers):
             if not regs[b].fenced:
-                if not broker.alive or not 0 <= p.fences <= h.fences:
+                if not broker.alive or (fault and not 0 <= p.fences <= h.fences):
                     out.append(A.FenceBroker(b))
             elif broker.alive:
                 out.append(A.UnfenceBroker(b))
@@ -90,7 +91,7 @@ class ReplicationModel:
                     out.append(A.Produce(b, h.next_value))
             elif broker.leader != UNKNOWN and room:
                 out.append(A.SendFetch(b))
-            if h.crashes < p.crashes:
+            if h.crashes < p.crashes and fault:
                 out.append(A.ControlledShutdown(b))
                 out.append(A.Crash(b))
                 if h.lossy_crashes < p.lossy_crashes:
@@ -104,7 +105,7 @@ class ReplicationModel:
             out.append(A.HandleAlterPartition(m))
         for m in s.ap_responses:
             out.append(A.HandleAlterPartitionResponse(m))
-        if not 0 <= p.losses <= h.losses:
+        if fault and not 0 <= p.losses <= h.losses:
             for messages in (s.fetch_requests, s.fetch_responses, s.ap_requests, s.ap_responses):
                 for m in messages:
                     out.append(A.DropMessage(m))
@@ -123,6 +124,10 @@ class ReplicationModel:
                 off["FenceBroker"] = off["UnfenceBroker"] = "crashes = 0 and fences = 0"
         elif p.lossy_crashes == 0:
             off["LossyCrash"] = "lossy_crashes = 0"
+        if p.max_faults == 0:
+            for kind in ("ControlledShutdown", "Crash", "LossyCrash", "Restart", "DropMessage", "FenceBroker",
+                         "UnfenceBroker"):
+                off.setdefault(kind, "max_faults = 0")
         if p.values == 0:
             off["Produce"] = "values = 0"
         return off
@@ -130,6 +135,21 @@ class ReplicationModel:
     def next_state(self, s: State, action: Any) -> State | None:
         t = _STEP[type(action)](s, self.ctx, action)
         return None if t is None else compact(t)
+
+    reduction = "a follower replays a record that keeps its leader and leader epoch in the step that wrote it"
+
+    def reduce(self, s: State) -> State:
+        """The checker's stutter reduction: absorb every follower replay that changes nothing but
+        the follower's partition epoch (`broker_actions.follower_stutter`). Such replays commute
+        with every other action and no property reads what they change (tests/test_reduction.py)."""
+        latest = s.controller.log[-1].partition_epoch
+        for b, x in enumerate(s.brokers):
+            if x.alive and x.meta < latest and x.leader != b:
+                break
+        else:
+            return s  # the common case: no follower has a record to replay
+        t = broker_actions.absorb_follower_replays(s, self.ctx)
+        return s if t is s else compact(t)
 
     def abstraction(self, s: State) -> tuple:
         """A coarse protocol phase for `simulate --guided`: partition record, per-broker role, lag and log shape, leader's view, messages in flight."""
