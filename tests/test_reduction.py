@@ -8,6 +8,7 @@ and its counterexamples are never longer. A reduction that absorbs a leader chan
 """
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -122,3 +123,19 @@ def test_reduced_counterexample_replays_through_next_state() -> None:
     for (_, s), (a, t) in zip(trace, trace[1:]):
         u = model.next_state(s, a)
         assert u is not None and model.reduce(u) == t
+
+
+def test_cli_reports_the_reduction_and_no_reduce_turns_it_off(capsys: pytest.CaptureFixture[str]) -> None:
+    from checker.cli import main
+
+    runs = {}
+    for extra in ([], ["--no-reduce"]):
+        code = main(["check", "--preset", "smoke", "--workers", "1", "--json", "--quiet", *extra])
+        runs[bool(extra)] = (code, json.loads(capsys.readouterr().out))
+    (code, reduced), (code_full, full) = runs[False], runs[True]
+    assert code == code_full == 0
+    assert reduced["reduction"] and full["reduction"] is None
+    assert reduced["distinct_states"] < full["distinct_states"] == explore(build("smoke"), reduce=False).distinct_states
+    assert reduced["unreached"] == full["unreached"] == [] and reduced["never_enabled"] == full["never_enabled"] == []
+    assert main(["check", "--preset", "smoke", "--workers", "1", "--quiet"]) == 0
+    assert "reduction:        a follower replays" in capsys.readouterr().out
