@@ -88,6 +88,11 @@ def reduction_of(model: Model, reduce: bool = True) -> Optional[Callable[[Any], 
     return getattr(model, "reduce", None) if reduce else None
 
 
+def reduction_text(model: Model, reduce: bool = True) -> Optional[str]:
+    """`Result.reduction`: the model's description of the reduction the search used, if any."""
+    return getattr(model, "reduction", None) if reduction_of(model, reduce) else None
+
+
 def successor_function(model: Model, reduce: bool = True) -> Callable[[Any, Any], Any]:
     """`model.next_state`, followed by the model's stutter reduction when it has one and `reduce`."""
     next_state = model.next_state
@@ -282,7 +287,7 @@ def explore(
         max_states=max_states,
         queue=queue,
         reached=reached,
-        reduction=getattr(model, "reduction", None) if reduction_of(model, reduce) else None,
+        reduction=reduction_text(model, reduce),
     )
 
 

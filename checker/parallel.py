@@ -26,7 +26,7 @@ from array import array
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Optional
 
-from checker.bfs import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_states, reduction_of,
+from checker.bfs import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_states, reduction_text,
                          state_fingerprint, successor_function, violation_report)
 from model.interface import Model
 
@@ -111,7 +111,10 @@ def explore_parallel(
         level = 0
         while outcome == OK and conns:
             level += 1
-            _freeze()
+            # Earlier levels and the fingerprint dict stay alive: move them out of the cyclic
+            # collector's sight (reference counting still frees them), so full collections no
+            # longer walk millions of states. The search creates no cycles.
+            gc.freeze()
             for c in conns:
                 c.send(("level", level))
             active = list(range(workers))
@@ -196,15 +199,8 @@ def explore_parallel(
         queue=0 if outcome == OK else queue,
         reached=reached,
         workers=workers,
-        reduction=getattr(model, "reduction", None) if reduction_of(model, reduce) else None,
+        reduction=reduction_text(model, reduce),
     )
-
-
-def _freeze() -> None:
-    """Move every object alive now (the states of earlier levels, the fingerprint dict) out of
-    the cyclic collector's sight: they are freed by reference counting all the same, and full
-    collections no longer walk millions of states (the search creates no cycles)."""
-    gc.freeze()
 
 
 def _balance(conns: list[Connection], sizes: list[int]) -> None:
@@ -289,7 +285,7 @@ def _work(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
             frontier.extend(pickle.loads(conn.recv_bytes()))
             continue
         level = cmd[1]
-        _freeze()
+        gc.freeze()  # as in the coordinator: earlier levels out of the cyclic collector's sight
         next_frontier: list[tuple[Any, int]] = []
         violation: Optional[tuple[int, str]] = None
         newly: list[tuple[str, int]] = []

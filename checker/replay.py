@@ -122,7 +122,7 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
     action0, values0 = steps[0]
     candidates: dict[Any, None] = {}
     for s in model.init_states():
-        for u in (s, reduce(s)) if reduce is not None else (s,):
+        for u in _forms(s, reduce):
             if _matches(to_json(u), values0):
                 candidates[u] = None
     if not candidates:
@@ -157,7 +157,7 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
                 if t is None:
                     continue
                 enabled = True
-                for u in (t, reduce(t)) if reduce is not None else (t,):
+                for u in _forms(t, reduce):
                     if u in seen:  # many candidates share successors; to_json is the costly part
                         continue
                     seen.add(u)
@@ -189,6 +189,13 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
     outcome.broken_invariants = [p.name for p in always if all(not p.predicate(s) for s in candidates)]
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def _forms(state: Any, reduce: Callable[[Any], Any] | None) -> tuple[Any, ...]:
+    """A successor as `next_state` gives it and, when the model has a stutter reduction and it
+    changes the state, as `kcheck check` stores it: a trace may record either."""
+    r = state if reduce is None else reduce(state)
+    return (state,) if r == state else (state, r)
 
 
 def _unrecorded(model: Any, candidates: dict[Any, None], gap: int, limit: int) -> dict[Any, None]:
@@ -225,7 +232,7 @@ def _nearest(model: Any, tried: Sequence[tuple[Any, Any]], values: Mapping[str, 
         t = state if action is None else model.next_state(state, action)
         if t is None:
             continue
-        for u in (t, reduce(t)) if reduce is not None else (t,):
+        for u in _forms(t, reduce):
             js = model.to_json(u)
             changes = list(diff({k: project(js[k], v) for k, v in values.items()}, dict(values)))
             if best is None or len(changes) < len(best):

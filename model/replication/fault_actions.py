@@ -29,9 +29,14 @@ def _go_down(s: State, b: int, clean: bool) -> State:
     )
 
 
+def _may_go_down(s: State, ctx: Context, b: int) -> bool:
+    """b is up, and both the crash budget and the joint fault budget allow one more."""
+    return s.brokers[b].alive and s.history.crashes < ctx.p.crashes and ctx.p.fault_left(s.history)
+
+
 def controlled_shutdown(s: State, ctx: Context, b: int) -> State | None:
     """Broker b shuts down cleanly (ReplicationControlManager.handleBrokerInControlledShutdown, then fenced)."""
-    if not s.brokers[b].alive or s.history.crashes >= ctx.p.crashes or not ctx.p.fault_left(s.history):
+    if not _may_go_down(s, ctx, b):
         return None
     reg = s.controller.brokers[b]
     shutting = set_registration(s, b, reg._replace(in_controlled_shutdown=True))
@@ -48,7 +53,7 @@ def controlled_shutdown(s: State, ctx: Context, b: int) -> State | None:
 
 def crash(s: State, ctx: Context, b: int) -> State | None:
     """Broker b dies without a controlled shutdown; its log survives (flushed or in the page cache)."""
-    if not s.brokers[b].alive or s.history.crashes >= ctx.p.crashes or not ctx.p.fault_left(s.history):
+    if not _may_go_down(s, ctx, b):
         return None
     return _go_down(s, b, clean=False)
 
@@ -57,8 +62,7 @@ def lossy_crash(s: State, ctx: Context, b: int, keep: int) -> State | None:
     """Broker b dies and loses the unflushed suffix of its log: only `keep` records survive."""
     broker = s.brokers[b]
     h = s.history
-    if (not broker.alive or h.crashes >= ctx.p.crashes or h.lossy_crashes >= ctx.p.lossy_crashes
-            or not ctx.p.fault_left(h)):
+    if not _may_go_down(s, ctx, b) or h.lossy_crashes >= ctx.p.lossy_crashes:
         return None
     if keep >= len(broker.log):
         return None

@@ -52,7 +52,7 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
                       "crashes": 0, "lossy_crashes": 0, "fences": 2, "losses": 0, "max_faults": -1, "max_in_flight": 2,
                       "min_insync_replicas": 2},
     # the default until stop 17: one crash (which may be lossy), no message loss; the replication
-    # proofs and the symbolic conformance tests run here (spec/proofs.md)
+    # proofs run here (spec/proofs.md)
     "one-crash": {"crashes": 1, "losses": 0, "max_faults": -1},
     # one crash, a lost heartbeat and a lost message, with no joint budget: past 8 million
     # states (not a five-minute run; see spec/replication.md)
