@@ -127,6 +127,23 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-reduce", dest="reduce", action="store_false",
                         help="explore every state the model's actions give, without its stutter reduction"
                              " (see docs/cli.md)")
+    parser.add_argument("--no-liveness", dest="liveness", action="store_false",
+                        help="skip the liveness pass (temporal properties under fairness; see docs/liveness.md)")
+
+
+def _liveness_pass(args: argparse.Namespace, model: Any, r: Result) -> tuple[Any, str]:
+    """The liveness pass after a safety pass that explored everything: (result or None, why
+    it was skipped)."""
+    from checker.liveness import check_liveness, temporal_properties
+
+    if not temporal_properties(model):
+        return None, ""
+    if not args.liveness:
+        return None, "--no-liveness"
+    if r.result != "ok":
+        return None, "the safety pass did not end ok"
+    progress = None if args.quiet else (lambda text: print(f"kcheck: {text}", file=sys.stderr, flush=True))
+    return check_liveness(model, max_states=args.max_states, progress=progress), ""
 
 
 def default_workers() -> int:
@@ -146,7 +163,7 @@ def _progress_printer(stream: TextIO) -> Callable[[Progress], None]:
     return report
 
 
-def check_report(rc: RunConfig, model: Any, r: Result, result: str) -> dict[str, Any]:
+def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = None) -> dict[str, Any]:
     """The `--json` object of a check."""
     out: dict[str, Any] = {
         "model": rc.model,
@@ -173,14 +190,30 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str) -> dict[str,
     }
     if r.violation is not None:
         out["violation"] = {
+            "kind": "safety",
             "invariant": r.violation["invariant"],
             "description": r.violation["description"],
             "trace": trace_json(model, r.violation["trace"]),
         }
+    out["liveness"] = None
+    if live is not None:
+        from checker.liveness import liveness_report
+
+        out["liveness"] = liveness_report(live)
+        bad = live.violation
+        if bad is not None and bad.lasso is not None:
+            out["violation"] = {
+                "kind": "liveness",
+                "invariant": bad.name,
+                "property_kind": bad.kind,
+                "description": bad.description,
+                "trace": trace_json(model, bad.lasso.trace),
+                "loop": bad.lasso.loop,
+            }
     return out
 
 
-def _summary(report: dict[str, Any], model: Any, r: Result) -> str:
+def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) -> str:
     def names(items: list[str]) -> str:
         return ", ".join(items) if items else "none"
 
@@ -206,11 +239,26 @@ def _summary(report: dict[str, Any], model: Any, r: Result) -> str:
         f"off by config:    {names([f'{k} ({why})' for k, why in r.disabled.items()])}",
         "action counts:    " + " ".join(f"{k}={v:,}" for k, v in r.action_counts.items()),
     ]
+    if live is not None:
+        from checker.liveness import liveness_lines
+
+        lines.extend(liveness_lines(live))
+    elif report["liveness_skipped"]:
+        lines.append(f"liveness:         skipped ({report['liveness_skipped']})")
     if r.violation is not None:
         steps = len(r.violation["trace"]) - 1
         lines.append("")
         lines.append(f"counterexample: invariant {r.violation['invariant']} violated after {steps} step(s)")
         lines.append(render_text(model, r.violation["trace"], r.violation["invariant"], r.violation["description"]))
+    bad = live.violation if live is not None else None
+    if bad is not None and bad.lasso is not None:
+        lasso = bad.lasso
+        lines.append("")
+        cycle = len(lasso.trace) - 1 - lasso.loop
+        shape = ("then stutters forever" if lasso.stutter else f"then a cycle of {cycle} step(s) repeats forever")
+        lines.append(f"counterexample: liveness property {bad.name} ({bad.kind}) violated: a fair behaviour of"
+                     f" {lasso.loop} step(s) that {shape}")
+        lines.append(render_text(model, lasso.trace, bad.name, bad.description, loop=lasso.loop))
     return "\n".join(lines)
 
 
@@ -224,14 +272,18 @@ def _run_check(args: argparse.Namespace) -> int:
     progress = None if args.quiet else _progress_printer(sys.stderr)
     r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers, reduce=args.reduce)
 
+    live, skipped = _liveness_pass(args, model, r)
     result = r.result
+    if result == "ok" and live is not None and live.result != "ok":
+        result = {"unreached": "vacuous"}.get(live.result, live.result)
     if result == "ok" and args.strict and (r.unreached or r.never_enabled):
         result = "vacuous"
-    report = check_report(rc, model, r, result)
+    report = check_report(rc, model, r, result, live)
+    report["liveness_skipped"] = skipped
     if args.json:
         print(json.dumps(report))
     else:
-        print(_summary(report, model, r))
+        print(_summary(report, model, r, live))
     if r.result == "ok":
         for name in r.unreached:
             print(f"kcheck: WARNING: sometimes-property {name} was never reached: the pass may be vacuous",
@@ -244,6 +296,13 @@ def _run_check(args: argparse.Namespace) -> int:
 
         meta = itf.run_meta(rc, invariant=r.violation["invariant"], description=r.violation["description"])
         itf.write(args.trace_out, itf.to_itf(model, r.violation["trace"], meta))
+    elif args.trace_out and live is not None and live.violation is not None and live.violation.lasso is not None:
+        from checker import itf
+
+        bad = live.violation
+        meta = itf.run_meta(rc, invariant=bad.name, description=bad.description, kind="liveness",
+                            property_kind=bad.kind)
+        itf.write(args.trace_out, itf.to_itf(model, bad.lasso.trace, meta, loop=bad.lasso.loop))
 
     return {"ok": EXIT_OK, "violation": EXIT_VIOLATION, "vacuous": EXIT_VIOLATION}.get(result, EXIT_INCOMPLETE)
 

@@ -118,9 +118,12 @@ def _tagged(value: dict[str, Any], tags: list[str], path: str) -> Any:
 # --- documents ------------------------------------------------------------------------------------
 
 
-def to_itf(model: Any, trace: Trace, meta: Mapping[str, Any]) -> dict[str, Any]:
+def to_itf(model: Any, trace: Trace, meta: Mapping[str, Any], loop: int | None = None) -> dict[str, Any]:
     """A trace [(action or None, state), ...] as an ITF document; `meta` goes into `#meta`
-    (after `format`, `format-description` and `source`, which it may not override)."""
+    (after `format`, `format-description` and `source`, which it may not override). A lasso
+    (liveness counterexample) has a top-level `loop`: the index of the state its last state
+    equals, so that the steps after `loop` repeat forever (`loop` = the last index: the last
+    state repeats forever, with no step)."""
     header = {"format": "ITF", "format-description": FORMAT_DESCRIPTION, "source": "kcheck"}
     header.update({k: v for k, v in meta.items() if k not in header})
     states: list[dict[str, Any]] = []
@@ -134,7 +137,10 @@ def to_itf(model: Any, trace: Trace, meta: Mapping[str, Any]) -> dict[str, Any]:
         for name, value in values.items():
             item[name] = encode_value(value)
         states.append(item)
-    return {"#meta": header, "vars": variables + [ACTION_KEY], "states": states}
+    doc: dict[str, Any] = {"#meta": header, "vars": variables + [ACTION_KEY], "states": states}
+    if loop is not None:
+        doc["loop"] = loop
+    return doc
 
 
 def run_meta(rc: Any, **extra: Any) -> dict[str, Any]:
@@ -247,6 +253,9 @@ def validate(doc: Any) -> None:
         raise ItfError(f"states must be an array, got {_kind(states)}")
     if not states:
         raise ItfError("states is empty: a trace has at least an initial state")
+    loop = doc.get("loop")
+    if loop is not None and (isinstance(loop, bool) or not isinstance(loop, int) or not 0 <= loop < len(states)):
+        raise ItfError(f"loop must be the index of a state (0..{len(states) - 1}), got {loop!r}")
     known = None if variables is None else set(variables)
     for i, state in enumerate(states):
         if not isinstance(state, dict):

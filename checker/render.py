@@ -111,8 +111,12 @@ def _state_lines(state_json: dict[str, Any], indent: str) -> list[str]:
     return lines
 
 
-def render_text(model: Model, trace: Trace, invariant: str | None = None, description: str = "") -> str:
-    """A trace as a numbered protocol log; names the broken invariant at the end when given."""
+def render_text(model: Model, trace: Trace, invariant: str | None = None, description: str = "",
+                loop: int | None = None) -> str:
+    """A trace as a numbered protocol log; names the broken invariant at the end when given.
+    With `loop` the trace is a lasso (a liveness counterexample): the steps after `loop` lead
+    back to the state after step `loop` and repeat forever; when there are none, that last
+    state repeats forever (it stutters: no fair action is enabled there)."""
     lines: list[str] = []
     previous: dict[str, Any] | None = None
     width = len(str(len(trace) - 1))
@@ -124,6 +128,9 @@ def render_text(model: Model, trace: Trace, invariant: str | None = None, descri
             lines.append(f"  {step:>{width}}. {label}")
             lines.extend(_state_lines(current, pad))
         else:
+            if loop is not None and step == loop + 1:
+                lines.append(f"  --- cycle: steps {loop + 1}..{len(trace) - 1} lead back to the state after step {loop}"
+                             " and repeat forever ---")
             lines.append(f"  {step:>{width}}. {action!r}")
             changes = list(diff(previous, current))
             for path, old, new in changes:
@@ -131,7 +138,14 @@ def render_text(model: Model, trace: Trace, invariant: str | None = None, descri
             if not changes:
                 lines.append(f"{pad}(no visible change)")
         previous = current
-    if invariant is not None:
+    if invariant is not None and loop is not None:
+        why = f" ({description})" if description else ""
+        if loop == len(trace) - 1:
+            how = f"the state after step {loop} repeats forever: no fair action is enabled there"
+        else:
+            how = f"steps {loop + 1}..{len(trace) - 1} repeat forever, every fair action treated fairly"
+        lines.append(f"  liveness property {invariant} is violated: {how}{why}")
+    elif invariant is not None:
         why = f" ({description})" if description else ""
         lines.append(f"  invariant {invariant} is violated in the state after step {len(trace) - 1}{why}")
     return "\n".join(lines)

@@ -57,6 +57,8 @@ class Outcome:
     final_candidates: int = 0
     broken_invariants: list[str] = field(default_factory=list)  # broken in every final candidate
     seconds: float = 0.0
+    loop: int | None = None  # a lasso's loop index (the trace's `loop`)
+    cycle_closed: bool | None = None  # whether the last state can be the state at `loop`
 
 
 def model_variables(model: Any) -> list[str]:
@@ -106,11 +108,12 @@ def _squeeze(action: str) -> str:
 
 def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_CANDIDATES,
            progress: Callable[[int, int], None] | None = None, progress_every: float = 5.0,
-           gap: int = 0) -> Outcome:
+           gap: int = 0, loop: int | None = None) -> Outcome:
     """Check `steps` against `model`; see the module docstring. `progress(step, candidates)` is
     called about every `progress_every` seconds during long steps. With `gap` N, up to N
     unrecorded actions (any) may happen before each recorded step's action, as when a log
-    records only some events.
+    records only some events. With `loop` (a lasso: a liveness counterexample) the last state
+    must also be one the trace can be in at step `loop`, so that the cycle closes.
 
     Candidates are deduplicated by the state value itself, not by `model.encode`: a model with
     symmetry reduction encodes a state up to a renaming of its nodes, while a trace names them."""
@@ -133,6 +136,8 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
     if len(candidates) > max_candidates:
         return _incomplete(outcome, 0, action0, len(candidates), start)
     outcome.max_candidates_seen = len(candidates)
+    outcome.loop = loop
+    at_loop = candidates if loop == 0 else None
 
     next_report = start + progress_every
     for index in range(1, len(steps)):
@@ -182,7 +187,19 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
         candidates = following
         outcome.max_candidates_seen = max(outcome.max_candidates_seen, len(candidates))
         outcome.checked = index
+        if index == loop:
+            at_loop = candidates
 
+    if at_loop is not None and loop != len(steps) - 1:
+        closing = {c: None for c in candidates if c in at_loop}
+        outcome.cycle_closed = bool(closing)
+        if not closing:
+            outcome.failed_step, outcome.action = len(steps) - 1, steps[-1][0]
+            outcome.seconds = time.perf_counter() - start
+            return outcome
+        candidates = closing
+    elif at_loop is not None:
+        outcome.cycle_closed = True
     outcome.result = VALID
     outcome.final_candidates = len(candidates)
     always = [p for p in model.properties if p.kind == "always"]
@@ -349,6 +366,8 @@ def report_json(path: str, rc: RunConfig, o: Outcome, max_candidates: int, gap: 
         "gap": gap,
         "final_candidates": o.final_candidates,
         "broken_invariants": o.broken_invariants,
+        "loop": o.loop,
+        "cycle_closed": o.cycle_closed,
         "seconds": round(o.seconds, 3),
     }
 
@@ -380,11 +399,19 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
             lines.append(f"  {o.final_candidates:,} model states match the last step")
         for name in o.broken_invariants:
             lines.append(f"  the last state breaks invariant {name}")
+        if o.loop is not None:
+            lines.append(f"  a lasso: the last state is the state at step {o.loop}"
+                         + (" (it repeats forever)" if o.loop == o.steps else f", so steps {o.loop + 1}..{o.steps}"
+                            " can repeat forever"))
         return "\n".join(lines)
     step = o.failed_step
     if o.result == INCOMPLETE:
         lines.append(f"result:   incomplete: more than {max_candidates:,} model states match step {step} "
                      "(raise --max-candidates, give more variables" + (", lower --gap)" if gap else ")"))
+        return "\n".join(lines)
+    if o.cycle_closed is False:
+        lines.append(f"result:   invalid: the lasso does not close: no state the trace can be in at its last step"
+                     f" ({step}) is one it can be in at step {o.loop} (its loop)")
         return "\n".join(lines)
     lines.append(f"result:   invalid: step {step} does not follow" if step else
                  "result:   invalid: step 0 is not an initial state")
@@ -427,7 +454,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"kcheck: replay: step {step}/{len(steps) - 1}, {candidates:,} candidate states",
               file=sys.stderr, flush=True)
 
-    outcome = replay(model, steps, args.max_candidates, None if args.quiet else progress, gap=args.gap)
+    outcome = replay(model, steps, args.max_candidates, None if args.quiet else progress, gap=args.gap,
+                     loop=doc.get("loop"))
     if args.json:
         print(json.dumps(report_json(args.trace, rc, outcome, args.max_candidates, args.gap)))
     else:

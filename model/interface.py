@@ -12,15 +12,27 @@ State = Hashable
 Action = Hashable  # a NamedTuple whose repr is valid Python, e.g. Fetch(follower=2)
 
 
+TEMPORAL = ("eventually", "leads_to", "always_eventually")
+
+
 @dataclass(frozen=True)
 class Property:
     """A named pure predicate over states: `always` must hold in every reachable state,
-    `sometimes` must hold in at least one (a vacuity guard)."""
+    `sometimes` must hold in at least one (a vacuity guard).
+
+    The temporal kinds hold of every fair behaviour (see `Fairness`): `eventually` (<>P: P
+    holds in some state of it), `leads_to` (P ~> Q: every state where `predicate` holds is
+    followed, there or later, by one where `target` holds) and `always_eventually` ([]<>P)."""
 
     name: str
-    kind: str  # "always" | "sometimes"
+    kind: str  # "always" | "sometimes" | one of TEMPORAL
     predicate: Callable[[Any], bool]
     description: str = ""
+    target: Callable[[Any], bool] | None = None  # leads_to's Q
+
+    @property
+    def temporal(self) -> bool:
+        return self.kind in TEMPORAL
 
 
 def always(name: str, predicate: Callable[[Any], bool], description: str = "") -> Property:
@@ -29,6 +41,43 @@ def always(name: str, predicate: Callable[[Any], bool], description: str = "") -
 
 def sometimes(name: str, predicate: Callable[[Any], bool], description: str = "") -> Property:
     return Property(name, "sometimes", predicate, description)
+
+
+def eventually(name: str, predicate: Callable[[Any], bool], description: str = "") -> Property:
+    """<>P: every fair behaviour reaches a state where P holds."""
+    return Property(name, "eventually", predicate, description)
+
+
+def leads_to(name: str, p: Callable[[Any], bool], q: Callable[[Any], bool], description: str = "") -> Property:
+    """P ~> Q: in every fair behaviour, a state where P holds is followed (there or later) by Q."""
+    return Property(name, "leads_to", p, description, q)
+
+
+def always_eventually(name: str, predicate: Callable[[Any], bool], description: str = "") -> Property:
+    """[]<>P: in every fair behaviour P holds again and again (never false from some point on)."""
+    return Property(name, "always_eventually", predicate, description)
+
+
+@dataclass(frozen=True)
+class Fairness:
+    """Fairness of one action kind, as TLA+'s WF/SF, for each action value (kind and parameters)
+    separately: weak, an action continuously enabled from some point on is taken; strong, an
+    action enabled infinitely often is taken. `when(state, action)` narrows it to the states
+    where the Kafka mechanism named in `reason` (a retry, a timer) really forces it; the action
+    stays possible elsewhere, only not fair. Faults are never fair."""
+
+    action: str  # an action kind
+    strength: str  # "weak" | "strong"
+    reason: str
+    when: Callable[[Any, Any], bool] | None = None
+
+
+def weak_fairness(action: str, reason: str, when: Callable[[Any, Any], bool] | None = None) -> Fairness:
+    return Fairness(action, "weak", reason, when)
+
+
+def strong_fairness(action: str, reason: str, when: Callable[[Any, Any], bool] | None = None) -> Fairness:
+    return Fairness(action, "strong", reason, when)
 
 
 @dataclass(frozen=True)
@@ -91,6 +140,11 @@ class Model(Protocol):
     # change no property's value, commute with every other action and never disable one, so
     # exploring only reduced states reaches a representative of every reachable state, with the
     # same property values, in at most as many steps. `kcheck check --no-reduce` explores without it.
+    # Optional, for temporal properties: `fairness: Sequence[Fairness]`; `bound_blocked(state)
+    # -> list[(action, bound)]`, the fair actions that a bound of the configuration (and nothing
+    # else) keeps disabled in `state`, each with the config key; `liveness_model() -> Model`, the
+    # model the liveness pass explores when it differs (e.g. without a symmetry reduction, which
+    # would mix up the actions of different voters).
     # Optional: `abstraction(state) -> value`, a coarse, pure view of a state made of ints, strings
     # and tuples (ordered, process-stable repr), that `kcheck simulate --guided` uses in place of
     # its default (enabled action kinds, sometimes-properties holding) in a state's abstract cell.

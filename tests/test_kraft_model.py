@@ -108,7 +108,9 @@ def test_renaming_the_voters_changes_nothing(choices):
 
     The example [129] (a Prospective's first poll) once failed: poll_sends sent a batch of Vote
     requests in voter-id order and kept the part that fitted the in-flight bound, so which voter
-    got the request depended on the ids. A batch now goes out whole or not at all."""
+    got the request depended on the ids. A batch now goes out whole or not at all.
+    Temporal properties may name a voter: they are checked on `liveness_model()`, which has no
+    symmetry reduction."""
     m = build("default", timeouts=-1)
     for _, s in walk(m, choices)[-3:]:
         for to in itertools.permutations(range(3)):
@@ -116,6 +118,8 @@ def test_renaming_the_voters_changes_nothing(choices):
             assert m.encode(t) == m.encode(s) and m.fingerprint(t) == m.fingerprint(s)
             assert canonical_key(representative(t)) == canonical_key(s)
             for p in m.properties:
+                if p.temporal:  # per-voter; the liveness pass explores without symmetry
+                    continue
                 assert p.predicate(t) == p.predicate(s), p.name
             succ_s = sorted(m.encode(x) for a in m.actions(s) if (x := m.next_state(s, a)) is not None)
             succ_t = sorted(m.encode(x) for a in m.actions(t) if (x := m.next_state(t, a)) is not None)

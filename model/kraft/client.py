@@ -8,7 +8,7 @@ Handlers take the message they deliver; `i` is the node acting or receiving.
 from __future__ import annotations
 
 from model.kraft import quorum as Q
-from model.kraft import rules
+from model.kraft import rules, timing
 from model.kraft.network import find, in_flight, link_cut, remove, send
 from model.kraft.quorum import Context, set_node
 from model.kraft.rules import (
@@ -73,7 +73,7 @@ def election_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
     n = s.nodes[i]
     if n.observer:
         return None  # observers have no election timer (electionTimeoutMs = Long.MAX_VALUE)
-    if not timer_may_expire(s, c):
+    if not timer_may_expire(s, c) or (c.timely and not timing.election_stuck(s, i)):
         return None
     return expired(_election_timeout(s, c, i, n), c)
 
@@ -103,6 +103,8 @@ def fetch_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
     n = s.nodes[i]
     if n.role != FOLLOWER or n.observer or not timer_may_expire(s, c):
         return None
+    if c.timely and not timing.leader_out_of_reach(s, i):
+        return None
     if not c.proto.pre_vote:
         return expired(Q.become_candidate(s, c, i), c) if n.epoch < c.p.max_epoch else None
     if rules.is_vote_granted(Q.own_vote(c.p.n, i)) and n.epoch >= c.p.max_epoch:
@@ -117,6 +119,8 @@ def check_quorum_timeout(s: KraftState, c: Context, i: int) -> KraftState | None
     expires with a single voter."""
     n = s.nodes[i]
     if n.role != LEADER or not c.proto.check_quorum or c.p.n == 1 or not timer_may_expire(s, c):
+        return None
+    if c.timely and not timing.quorum_silent(s, i):
         return None
     s = expired(Q.become_resigned(s, c, i), c)
     return s._replace(history=s.history._replace(last_event=CHECK_QUORUM_RESIGN))

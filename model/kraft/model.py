@@ -5,6 +5,7 @@ from typing import Any, Callable, Mapping
 
 from model.kraft import actions as A
 from model.kraft import client, faults
+from model.kraft import liveness
 from model.kraft.params import Params
 from model.kraft.properties import properties
 from model.kraft.quorum import Context
@@ -46,12 +47,27 @@ class KraftModel:
     name = "kraft"
     action_kinds = A.ACTION_KINDS
 
-    def __init__(self, config: Mapping[str, Any], variant: str = "kafka-4.1") -> None:
+    def __init__(self, config: Mapping[str, Any], variant: str = "kafka-4.1", timely: bool = False) -> None:
         self.config = dict(config)
         self.variant = variant
         self.params = Params.from_config(config)
-        self.ctx = Context(self.params, Protocol.of(variant))
-        self.properties = properties(self.params, self.ctx.proto)
+        self.ctx = Context(self.params, Protocol.of(variant), timely)
+        self.properties = properties(self.params, self.ctx.proto) + liveness.properties(self.params, self.ctx.proto)
+        self.fairness = liveness.FAIRNESS
+
+    def liveness_model(self) -> "KraftModel":
+        """The timely model (timers expire only when their cause holds: model.kraft.timing) without
+        the symmetry reduction (fairness is per voter: the graph must not mix the voters up)."""
+        return KraftModel({**self.config, "symmetry": False}, self.variant, timely=True)
+
+    def bound_blocked(self, s: KraftState) -> list[tuple[Any, str]]:
+        """The fair actions disabled in s that raising one bound (max_epoch, max_log,
+        max_in_flight, timeouts) would enable, each with that bound."""
+        if s.history.last_event != NO_EVENT:
+            s = s._replace(history=s.history._replace(last_event=NO_EVENT))
+        candidates = [a for a in self.actions(s)
+                      if type(a).__name__ in liveness.FAIR_KINDS and _STEP[type(a)](s, self.ctx, a) is None]
+        return liveness.bound_blocked(lambda t, c, a: _STEP[type(a)](t, c, a), candidates, s, self.ctx)
 
     def init_states(self) -> list[KraftState]:
         return [initial_state(self.params.n)]

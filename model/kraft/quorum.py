@@ -30,11 +30,12 @@ class Context:
 
     p: Params
     proto: Protocol
+    timely: bool = False  # timers expire only when their cause holds (model.kraft.timing)
 
     @cached_property
     def unbounded(self) -> "Context":
         """The same context without the in-flight bound (poll_sends sizes a batch with it)."""
-        return Context(replace(self.p, max_in_flight=1 << 30), self.proto)
+        return replace(self, p=replace(self.p, max_in_flight=1 << 30))
 
 
 def set_node(s: KraftState, i: int, node: Node) -> KraftState:

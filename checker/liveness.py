@@ -1,0 +1,697 @@
+"""Liveness: temporal properties under fairness, checked on the explored state graph (TLC's
+liveness checking; fair cycles found by SCC decomposition, recursively for strong fairness, as
+in the Emerson-Lei algorithm).
+
+The graph is kept in compact arrays: states are indexes 0..n-1 in BFS order, the edges of state
+v are `dst[offsets[v]:offsets[v + 1]]`, each with the fair action instance it takes (`fid`, -1
+when its action is not fair in that state) and its position in `model.actions(v)` (`pos`, to
+name the action again without storing it). A state's parent edge gives shortest prefixes.
+
+A property reduces to P ~> Q (`eventually(P)` is Init ~> P, `always_eventually(P)` is
+TRUE ~> P). It fails iff a fair behaviour reaches a P-state and then never a Q-state: a path
+from a P-and-not-Q state, through not-Q states, into a set C of not-Q states that a fair
+behaviour can stay in forever. Stuttering is always possible, so every strongly connected
+component of the not-Q region is such a set unless fairness rules it out:
+  - weak: an action enabled in every state of C and taken on no edge inside C;
+  - strong: an action enabled in some state of C and taken on no edge inside C. Then the states
+    where it is enabled are dropped and the rest is decomposed again.
+
+Bounds (epochs, log length, messages in flight, fault and timer budgets) cut behaviours off: a
+set C that is fair only because a bound keeps a fair action disabled would not exist without the
+bound. So every C found fair is checked again with the actions a bound blocks counted as enabled
+(the model's `bound_blocked`); only a C that is still fair is a violation, the others are
+counted as cut by that bound.
+"""
+from __future__ import annotations
+
+import time
+from array import array
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+from checker.bfs import state_fingerprint
+from model.interface import Model, Property, action_name
+
+OK = "ok"
+VIOLATION = "violation"
+UNREACHED = "unreached"  # a leads_to whose P held in no reachable state: the pass would be vacuous
+
+
+class GraphLimit(Exception):
+    """The state graph outgrew `max_states`."""
+
+
+@dataclass
+class Graph:
+    """The reachable state graph of a model, in compact arrays (see the module docstring)."""
+
+    model: Any
+    index: dict[int, int]  # fingerprint -> state index
+    offsets: array  # n + 1 edge offsets
+    dst: array  # edge -> target state
+    fid: array  # edge -> fair action instance, or -1
+    pos: array  # edge -> position of its action in model.actions(source)
+    parent_edge: array  # state -> edge that discovered it, -1 for an initial state
+    source: array  # state -> parent state, -1 for an initial state
+    marks: dict[str, bytearray]  # predicate key -> 1 where it holds, per state
+    fair_actions: list[Any]  # fid -> action value
+    fair_strong: bytearray  # fid -> 1 when strongly fair
+    fair_kinds: dict[str, Any] = field(default_factory=dict)  # action kind -> Fairness
+    seconds: float = 0.0
+    depth: int = 0
+
+    @property
+    def states(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def edges(self) -> int:
+        return len(self.dst)
+
+    def nbytes(self) -> int:
+        """Bytes held by the arrays and the fingerprint index (an estimate for the index: a
+        dict slot and two ints per state)."""
+        arrays = (self.offsets, self.dst, self.fid, self.pos, self.parent_edge, self.source)
+        total = sum(a.itemsize * len(a) for a in arrays) + sum(len(m) for m in self.marks.values())
+        return total + 104 * len(self.index)
+
+    # --- states on demand ---------------------------------------------------------------------
+
+    def states_of(self, wanted: Iterable[int]) -> dict[int, Any]:
+        """The states of the given indexes, rebuilt from the initial states along parent edges
+        (each ancestor computed once; states are not kept in the graph)."""
+        need: set[int] = set()
+        for v in wanted:
+            while v >= 0 and v not in need:
+                need.add(v)
+                v = self.source[v]
+        model = self.model
+        inits = list(model.init_states())
+        fp_of = state_fingerprint(model)
+        init_by_index = {self.index[fp_of(s)]: s for s in inits}
+        out: dict[int, Any] = {}
+        for v in sorted(need):  # parents have smaller indexes (BFS order)
+            e = self.parent_edge[v]
+            if e < 0:
+                out[v] = init_by_index[v]
+                continue
+            s = out[self.source[v]]
+            out[v] = model.next_state(s, list(model.actions(s))[self.pos[e]])
+        return {v: out[v] for v in wanted}
+
+    def action_of(self, state: Any, e: int) -> Any:
+        return list(self.model.actions(state))[self.pos[e]]
+
+    def prefix(self, v: int) -> list[int]:
+        """State indexes of a shortest path from an initial state to v."""
+        chain = []
+        while v >= 0:
+            chain.append(v)
+            v = self.source[v]
+        return chain[::-1]
+
+
+def predicate_keys(properties: Iterable[Property]) -> list[tuple[str, Callable[[Any], bool]]]:
+    """The predicates a graph must mark, keyed `name` (P) and `name->` (Q of a leads_to)."""
+    out = []
+    for p in properties:
+        out.append((p.name, p.predicate))
+        if p.kind == "leads_to":
+            assert p.target is not None
+            out.append((p.name + "->", p.target))
+    return out
+
+
+def build_graph(model: Model, properties: list[Property], *, max_states: Optional[int] = None,
+                progress: Optional[Callable[[str], None]] = None, progress_every: float = 5.0) -> Graph:
+    """Explore every reachable state breadth first (the model's stutter reduction is not used:
+    it would take fair actions out of the graph) and keep the graph. Raises GraphLimit."""
+    start = time.perf_counter()
+    actions_of = model.actions
+    next_state = model.next_state
+    fp_of = state_fingerprint(model)
+    fairness = {f.action: f for f in getattr(model, "fairness", ())}
+    by_type: dict[type, Any] = {}
+    keys = predicate_keys(properties)
+    marks = {k: bytearray() for k, _ in keys}
+    mark_lists = [(marks[k].append, pred) for k, pred in keys]
+    index: dict[int, int] = {}
+    offsets = array("q", [0])
+    dst = array("i")
+    fid = array("i")
+    pos = array("H")
+    parent_edge = array("q")
+    source = array("i")
+    fair_ids: dict[Any, int] = {}
+    fair_actions: list[Any] = []
+    fair_strong = bytearray()
+    states: deque[Any] = deque()
+    limit = max_states if max_states is not None else -1
+    next_report = start + progress_every
+    depth_of = array("H")
+
+    def add(s: Any, fp: int, e: int, src: int) -> None:
+        if len(index) == limit:
+            raise GraphLimit(limit)
+        index[fp] = len(index)
+        parent_edge.append(e)
+        source.append(src)
+        depth_of.append(0 if src < 0 else depth_of[src] + 1)
+        for append, pred in mark_lists:
+            append(1 if pred(s) else 0)
+        states.append(s)
+
+    for s in model.init_states():
+        fp = fp_of(s)
+        if fp not in index:
+            add(s, fp, -1, -1)
+    v = 0
+    while states:
+        s = states.popleft()
+        for k, a in enumerate(actions_of(s)):
+            t = next_state(s, a)
+            if t is None:
+                continue
+            fp = fp_of(t)
+            w = index.get(fp)
+            if w is None:
+                add(t, fp, len(dst), v)
+                w = len(index) - 1
+            kind = a.__class__
+            f = by_type.get(kind, 0)
+            if f == 0:
+                f = by_type[kind] = fairness.get(kind.__name__)
+            if f is not None and (f.when is None or f.when(s, a)):
+                key = (kind, a)  # NamedTuples of different kinds with equal fields are equal
+                i = fair_ids.get(key)
+                if i is None:
+                    i = fair_ids[key] = len(fair_actions)
+                    fair_actions.append(a)
+                    fair_strong.append(1 if f.strength == "strong" else 0)
+            else:
+                i = -1
+            dst.append(w)
+            fid.append(i)
+            pos.append(k)
+        offsets.append(len(dst))
+        v += 1
+        if progress is not None and not v & 0x3FF:
+            now = time.perf_counter()
+            if now >= next_report:
+                next_report = now + progress_every
+                progress(f"liveness graph: {len(index):,} states, {len(dst):,} edges, "
+                         f"{len(index) / (now - start):,.0f} states/s, {now - start:.0f}s")
+    g = Graph(model, index, offsets, dst, fid, pos, parent_edge, source, marks, fair_actions, fair_strong,
+              fairness, time.perf_counter() - start, max(depth_of) if depth_of else 0)
+    g.fair_ids = fair_ids  # type: ignore[attr-defined]
+    return g
+
+
+# --- strongly connected components ----------------------------------------------------------------
+
+
+def components(g: Graph, inside: bytearray, roots: Iterable[int]) -> list[list[int]]:
+    """The strongly connected components of the subgraph of states with `inside[v]`, among the
+    states reachable (inside) from `roots`; iterative Tarjan, each component in discovery order."""
+    offsets, dst = g.offsets, g.dst
+    low: dict[int, int] = {}
+    order: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+    for root in roots:
+        if root in order or not inside[root]:
+            continue
+        order[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, offsets[root])]
+        while work:
+            v, e = work[-1]
+            end = offsets[v + 1]
+            pushed = False
+            while e < end:
+                w = dst[e]
+                e += 1
+                if not inside[w]:
+                    continue
+                if w not in order:
+                    work[-1] = (v, e)
+                    order[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, offsets[w]))
+                    pushed = True
+                    break
+                if w in on_stack and order[w] < low[v]:
+                    low[v] = order[w]
+            if pushed:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == order[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(comp[::-1])
+    return out
+
+
+# --- fairness -------------------------------------------------------------------------------------
+
+
+EnabledFn = Callable[[int], Iterable[int]]
+
+
+def fair_parts(g: Graph, comp: list[int], extra: Optional[Callable[[int], Iterable[int]]] = None) -> list[list[int]]:
+    """The parts of a strongly connected set `comp` in which a fair behaviour can stay forever
+    (Emerson-Lei): `comp` itself when it is fair, its fair sub-components after the states that
+    enable an untaken strongly fair action are dropped, or nothing. `extra(v)` adds fair action
+    instances counted as enabled in v (those a bound blocks)."""
+    offsets, dst, fid, strong = g.offsets, g.dst, g.fid, g.fair_strong
+    inside = set(comp)
+    taken: set[int] = set()
+    enabled_at: dict[int, set[int]] = {}
+    for v in comp:
+        en: set[int] = set()
+        for e in range(offsets[v], offsets[v + 1]):
+            f = fid[e]
+            if f >= 0:
+                en.add(f)
+                if dst[e] in inside:
+                    taken.add(f)
+        if extra is not None:
+            en.update(extra(v))
+        enabled_at[v] = en
+    untaken_everywhere = None
+    drop: set[int] = set()
+    for v in comp:
+        en = enabled_at[v] - taken
+        if untaken_everywhere is None:
+            untaken_everywhere = {f for f in en if not strong[f]}
+        else:
+            untaken_everywhere &= en
+        if any(strong[f] for f in en):
+            drop.add(v)
+    if untaken_everywhere:
+        return []  # a weakly fair action enabled throughout and never taken
+    if not drop:
+        return [comp]
+    rest = [v for v in comp if v not in drop]
+    if not rest:
+        return []
+    mask = _Mask(set(rest))
+    parts = []
+    for sub in components(g, mask, rest):  # type: ignore[arg-type]
+        parts.extend(fair_parts(g, sub, extra))
+    return parts
+
+
+class _Mask:
+    """A set used where `components` expects a per-state bytearray."""
+
+    def __init__(self, members: set[int]) -> None:
+        self.members = members
+
+    def __getitem__(self, v: int) -> bool:
+        return v in self.members
+
+
+# --- one property ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Lasso:
+    """A fair behaviour that breaks a property: `trace` [(action or None, state), ...] ends with
+    the step back to `trace[loop]` (the cycle is trace[loop..]); with `stutter`, the last state
+    repeats forever and no step closes the cycle."""
+
+    trace: list[tuple[Any, Any]]
+    loop: int
+    stutter: bool
+    prefix_states: int  # states before the cycle's first
+
+
+@dataclass
+class Outcome:
+    """The verdict on one temporal property."""
+
+    name: str
+    kind: str
+    description: str
+    result: str  # OK | VIOLATION | UNREACHED
+    antecedent_states: int  # states where P holds (leads_to), initial states (eventually), all states
+    region_states: int  # not-Q states reachable from a P-and-not-Q state through not-Q states
+    fair_sets: int  # fair sets found in that region before bounds are lifted
+    cut_by_bound: dict[str, int] = field(default_factory=dict)  # bound -> fair sets that exist only by it
+    lasso: Optional[Lasso] = None
+    seconds: float = 0.0
+
+    @property
+    def cut(self) -> int:
+        return sum(self.cut_by_bound.values())
+
+
+def check_property(g: Graph, prop: Property, blocked: "BlockedCache") -> Outcome:
+    start = time.perf_counter()
+    n = g.states
+    offsets, dst = g.offsets, g.dst
+    if prop.kind == "leads_to":
+        p, q = g.marks[prop.name], g.marks[prop.name + "->"]
+        sources = [v for v in range(n) if p[v] and not q[v]]
+        antecedent = sum(p)
+    elif prop.kind == "eventually":
+        q = g.marks[prop.name]
+        inits = [v for v in range(n) if g.source[v] < 0]
+        sources = [v for v in inits if not q[v]]
+        antecedent = len(inits)
+    elif prop.kind == "always_eventually":
+        q = g.marks[prop.name]
+        sources = [v for v in range(n) if not q[v]]
+        antecedent = n
+    else:
+        raise ValueError(f"{prop.name}: {prop.kind} is not a temporal property")
+    out = Outcome(prop.name, prop.kind, prop.description, OK, antecedent, 0, 0)
+    if prop.kind == "leads_to" and antecedent == 0:
+        out.result = UNREACHED
+    # The region: not-Q states reachable from a source through not-Q states, with the region
+    # predecessor of each (paths from a source into a fair set).
+    pred = array("i", [-2]) * n
+    region: list[int] = []
+    for v in sources:
+        pred[v] = -1
+        region.append(v)
+    i = 0
+    while i < len(region):
+        v = region[i]
+        i += 1
+        for e in range(offsets[v], offsets[v + 1]):
+            w = dst[e]
+            if pred[w] == -2 and not q[w]:
+                pred[w] = v
+                region.append(w)
+    out.region_states = len(region)
+    inside = bytearray(n)
+    for v in region:
+        inside[v] = 1
+    violating: Optional[list[int]] = None
+    for comp in components(g, inside, region):
+        for part in fair_parts(g, comp):
+            out.fair_sets += 1
+            genuine = fair_parts(g, part, blocked.extra(part))
+            if genuine:
+                if violating is None or _rank(g, pred, genuine[0]) < _rank(g, pred, violating):
+                    violating = genuine[0]
+            else:
+                for bound in blocked.bounds(part):
+                    out.cut_by_bound[bound] = out.cut_by_bound.get(bound, 0) + 1
+    if violating is not None:
+        out.result = VIOLATION
+        out.lasso = lasso(g, pred, violating, blocked)
+    out.seconds = time.perf_counter() - start
+    return out
+
+
+def _rank(g: Graph, pred: array, part: list[int]) -> tuple[int, int]:
+    """How far a fair set's nearest state is from an initial state (prefix plus region path)."""
+    best = None
+    for v in part:
+        steps = 0
+        u = v
+        while pred[u] >= 0:
+            u = pred[u]
+            steps += 1
+        r = (len(g.prefix(u)) + steps, v)
+        if best is None or r < best:
+            best = r
+    assert best is not None
+    return best
+
+
+class BlockedCache:
+    """The fair action instances a bound blocks in each state (the model's `bound_blocked`),
+    computed on demand for the states of fair sets and kept."""
+
+    def __init__(self, g: Graph) -> None:
+        self.g = g
+        self.fn = getattr(g.model, "bound_blocked", None)
+        self.by_state: dict[int, list[tuple[int, str]]] = {}
+
+    def ensure(self, vs: list[int]) -> None:
+        missing = [v for v in vs if v not in self.by_state]
+        if not missing:
+            return
+        if self.fn is None:
+            for v in missing:
+                self.by_state[v] = []
+            return
+        g = self.g
+        ids = g.fair_ids  # type: ignore[attr-defined]
+        states = g.states_of(missing)
+        for v in missing:
+            s = states[v]
+            found = []
+            for a, bound in self.fn(s):
+                f = g.fair_kinds.get(action_name(a))
+                if f is None or (f.when is not None and not f.when(s, a)):
+                    continue
+                i = ids.get((a.__class__, a))
+                if i is None:
+                    i = ids[(a.__class__, a)] = len(g.fair_actions)
+                    g.fair_actions.append(a)
+                    g.fair_strong.append(1 if f.strength == "strong" else 0)
+                found.append((i, bound))
+            self.by_state[v] = found
+
+    def extra(self, part: list[int]) -> Callable[[int], Iterable[int]]:
+        self.ensure(part)
+        by_state = self.by_state
+        return lambda v: [i for i, _ in by_state.get(v, ())]
+
+    def bounds(self, part: list[int]) -> list[str]:
+        self.ensure(part)
+        names = sorted({b for v in part for _, b in self.by_state.get(v, ())})
+        return names or ["unknown"]
+
+
+def lasso(g: Graph, pred: array, part: list[int], blocked: BlockedCache) -> Lasso:
+    """A fair lasso into the fair set `part`: a shortest prefix to its nearest source, the region
+    path to the set, and a cycle inside it that takes every fair action taken in the set and
+    visits, for each other one enabled there, a state where it is disabled. With nothing to take
+    or visit, the entry state stutters forever."""
+    offsets, dst, fid = g.offsets, g.dst, g.fid
+    inside = set(part)
+    _, entry = _rank(g, pred, part)
+    path = [entry]
+    while pred[path[-1]] >= 0:
+        path.append(pred[path[-1]])
+    path.reverse()
+    chain = g.prefix(path[0])[:-1] + path
+    extra = blocked.extra(part)
+    enabled_at: dict[int, set[int]] = {}
+    fair_edges: dict[int, list[tuple[int, int]]] = {}  # state -> (edge, fid) inside the set
+    taken: set[int] = set()
+    for v in part:
+        en = set(extra(v))
+        own = []
+        for e in range(offsets[v], offsets[v + 1]):
+            f = fid[e]
+            if f >= 0:
+                en.add(f)
+                if dst[e] in inside:
+                    own.append((e, f))
+                    taken.add(f)
+        enabled_at[v] = en
+        fair_edges[v] = own
+    wanted: set[int] = set().union(*enabled_at.values())
+
+    def disabled_here(v: int) -> set[int]:
+        return {f for f in wanted - taken if f not in enabled_at[v]}
+
+    cycle: list[int] = []
+    here = entry
+    met = disabled_here(here)
+    while wanted - met:
+        todo = wanted - met
+        route = _route(g, here, inside, lambda v: any(f in todo for _, f in fair_edges[v])
+                       or bool(todo & disabled_here(v)))
+        for e in route:
+            cycle.append(e)
+            here = dst[e]
+            met |= disabled_here(here)
+        step = next(((e, f) for e, f in fair_edges[here] if f in todo), None)
+        if step is not None:
+            cycle.append(step[0])
+            met.add(step[1])
+            here = dst[step[0]]
+            met |= disabled_here(here)
+    if here != entry:
+        cycle.extend(_route(g, here, inside, lambda v: v == entry))
+    states = g.states_of(chain)
+    trace: list[tuple[Any, Any]] = [(None, states[chain[0]])]
+    for a, b in zip(chain, chain[1:]):
+        e = next(e for e in range(offsets[a], offsets[a + 1]) if dst[e] == b)
+        trace.append((g.action_of(states[a], e), states[b]))
+    loop = len(trace) - 1
+    current = trace[-1][1]
+    for e in cycle:
+        action = g.action_of(current, e)
+        current = g.model.next_state(current, action)
+        trace.append((action, current))
+    return Lasso(trace, loop, not cycle, loop)
+
+
+def _route(g: Graph, start: int, inside: set[int], goal: Callable[[int], bool]) -> list[int]:
+    """Edges of a shortest path inside the set from `start` to a state meeting `goal` (none when
+    `start` meets it)."""
+    if goal(start):
+        return []
+    offsets, dst = g.offsets, g.dst
+    came: dict[int, int] = {start: -1}
+    queue = deque([start])
+    while queue:
+        v = queue.popleft()
+        for e in range(offsets[v], offsets[v + 1]):
+            w = dst[e]
+            if w not in inside:
+                continue
+            if goal(w):
+                edges = [e]
+                u = v
+                while came[u] >= 0:
+                    edges.append(came[u])
+                    u = _source_of_edge(g, came[u])
+                return edges[::-1]
+            if w not in came:
+                came[w] = e
+                queue.append(w)
+    raise AssertionError("no route inside a strongly connected set")
+
+
+def _source_of_edge(g: Graph, e: int) -> int:
+    """The state an edge leaves (binary search over the offsets)."""
+    lo, hi = 0, g.states - 1
+    offsets = g.offsets
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if offsets[mid] <= e:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+# --- the pass -------------------------------------------------------------------------------------
+
+
+@dataclass
+class LivenessResult:
+    """The liveness pass over one configuration."""
+
+    result: str  # OK | VIOLATION | UNREACHED | "incomplete"
+    states: int
+    edges: int
+    depth: int
+    graph_seconds: float
+    seconds: float
+    graph_bytes: int
+    fair_actions: int
+    outcomes: list[Outcome]
+    fairness: list[dict[str, str]]
+    max_states: Optional[int] = None
+
+    @property
+    def violation(self) -> Optional[Outcome]:
+        return next((o for o in self.outcomes if o.result == VIOLATION), None)
+
+
+def temporal_properties(model: Model) -> list[Property]:
+    return [p for p in model.properties if p.kind in ("eventually", "leads_to", "always_eventually")]
+
+
+def liveness_model(model: Model) -> Model:
+    """The model the pass explores: the model's own `liveness_model()` when it has one."""
+    own = getattr(model, "liveness_model", None)
+    return own() if own is not None else model
+
+
+def check_liveness(model: Model, *, max_states: Optional[int] = None,
+                   progress: Optional[Callable[[str], None]] = None, progress_every: float = 5.0) -> LivenessResult:
+    """Build the graph of `liveness_model(model)` and check every temporal property on it."""
+    start = time.perf_counter()
+    lm = liveness_model(model)
+    props = temporal_properties(lm)
+    fairness = [{"action": f.action, "strength": f.strength, "reason": f.reason,
+                 "condition": (f.when.__doc__ or "").strip().splitlines()[0] if f.when is not None else ""}
+                for f in getattr(lm, "fairness", ())]
+    try:
+        g = build_graph(lm, props, max_states=max_states, progress=progress, progress_every=progress_every)
+    except GraphLimit:
+        return LivenessResult("incomplete", max_states or 0, 0, 0, time.perf_counter() - start,
+                              time.perf_counter() - start, 0, 0, [], fairness, max_states)
+    blocked = BlockedCache(g)
+    outcomes = []
+    for p in props:
+        if progress is not None:
+            progress(f"liveness: checking {p.name} on {g.states:,} states")
+        outcomes.append(check_property(g, p, blocked))
+    if any(o.result == VIOLATION for o in outcomes):
+        result = VIOLATION
+    elif any(o.result == UNREACHED for o in outcomes):
+        result = UNREACHED
+    else:
+        result = OK
+    return LivenessResult(result, g.states, g.edges, g.depth, g.seconds, time.perf_counter() - start,
+                          g.nbytes(), len(g.fair_actions), outcomes, fairness, max_states)
+
+
+def liveness_report(live: LivenessResult) -> dict[str, Any]:
+    """The `liveness` object of `kcheck check --json`."""
+    return {
+        "result": live.result,
+        "states": live.states,
+        "edges": live.edges,
+        "depth": live.depth,
+        "graph_seconds": round(live.graph_seconds, 3),
+        "seconds": round(live.seconds, 3),
+        "graph_bytes": live.graph_bytes,
+        "bytes_per_edge": round(live.graph_bytes / live.edges, 1) if live.edges else None,
+        "fair_actions": live.fair_actions,
+        "fairness": live.fairness,
+        "max_states": live.max_states,
+        "properties": [
+            {"name": o.name, "kind": o.kind, "result": o.result, "antecedent_states": o.antecedent_states,
+             "region_states": o.region_states, "fair_sets": o.fair_sets, "cut_by_bound": o.cut,
+             "cut_bounds": o.cut_by_bound, "seconds": round(o.seconds, 3)}
+            for o in live.outcomes
+        ],
+    }
+
+
+def liveness_lines(live: LivenessResult) -> list[str]:
+    """The liveness part of `kcheck check`'s text summary."""
+    if live.result == "incomplete":
+        return [f"liveness:         incomplete (the graph passed --max-states {live.max_states})"]
+    lines = [f"liveness:         {live.result} ({len(live.outcomes)} temporal properties on {live.states:,} states,"
+             f" {live.edges:,} edges, {live.seconds:.2f} s; {live.graph_bytes / max(live.edges, 1):.0f} bytes/edge)"]
+    for o in live.outcomes:
+        antecedent = {"leads_to": f"P held in {o.antecedent_states:,} states",
+                      "eventually": f"{o.antecedent_states:,} initial states",
+                      "always_eventually": "every state"}[o.kind]
+        cut = ""
+        if o.cut_by_bound:
+            cut = "; cut by bound: " + ", ".join(f"{b} {n:,}" for b, n in sorted(o.cut_by_bound.items()))
+        lines.append(f"  {o.name} ({o.kind}): {o.result}; {antecedent}; {o.fair_sets:,} fair cycle(s) in its"
+                     f" region of {o.region_states:,} states{cut}")
+    return lines

@@ -1,0 +1,60 @@
+"""When a KafkaRaftClient timer really expires: the cause that, with Kafka's timeouts much longer
+than a round trip (eventual synchrony), makes it fire. The model's time is abstract, so its
+timers may expire in any state where Kafka runs them; the liveness pass explores only timely
+behaviours, in which a timer expires when its cause holds (as Raft's liveness argument assumes
+with randomized timeouts), and that cause is also where the timer is fair."""
+from __future__ import annotations
+
+from model.kraft import rules
+from model.kraft.network import link_cut
+from model.kraft.rules import CANDIDATE, LEADER, PROSPECTIVE, RESIGNED, UNATTACHED
+from model.kraft.state import KraftState
+
+
+def reachable_voters(s: KraftState, i: int) -> int:
+    """Voters other than i (observers excluded) on an uncut link to i."""
+    return sum(1 for j, m in enumerate(s.nodes) if j != i and not m.observer and not link_cut(s, i, j))
+
+
+def leader_in_reach(s: KraftState, i: int) -> bool:
+    """Some leader of an epoch at least i's is on an uncut link to i (it will reach i)."""
+    n = s.nodes[i]
+    return any(j != i and m.role == LEADER and m.epoch >= n.epoch and not link_cut(s, i, j)
+               for j, m in enumerate(s.nodes))
+
+
+def election_stuck(s: KraftState, i: int) -> bool:
+    """the node has no leader within reach and, if it stands, its election is lost or cannot be
+    won (a majority rejected it, or fewer than a majority can answer)"""
+    n = s.nodes[i]
+    if n.role == RESIGNED:
+        return True
+    if n.role == UNATTACHED:
+        return not leader_in_reach(s, i)
+    if n.role in (PROSPECTIVE, CANDIDATE):
+        if rules.is_vote_rejected(n.votes) or reachable_voters(s, i) + 1 < rules.majority(len(s.nodes)):
+            return True
+        return n.role == PROSPECTIVE and leader_in_reach(s, i)
+    return False
+
+
+def leader_out_of_reach(s: KraftState, i: int) -> bool:
+    """the follower's leader is cut off from it or no longer leads its epoch"""
+    n = s.nodes[i]
+    if not 0 <= n.leader < len(s.nodes) or link_cut(s, i, n.leader):
+        return True
+    leader = s.nodes[n.leader]
+    return leader.role != LEADER or leader.epoch != n.epoch
+
+
+def supporters(s: KraftState, i: int) -> int:
+    """Voters besides leader i, on an uncut link, in its epoch, that follow it or voted for it."""
+    n = s.nodes[i]
+    return sum(1 for j, m in enumerate(s.nodes)
+               if j != i and not m.observer and m.epoch == n.epoch and (m.leader == i or m.voted == i)
+               and not link_cut(s, i, j))
+
+
+def quorum_silent(s: KraftState, i: int) -> bool:
+    """fewer than a majority of the voters (the leader included) can fetch from the leader"""
+    return supporters(s, i) + 1 < rules.majority(len(s.nodes))
