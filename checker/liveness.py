@@ -405,17 +405,18 @@ def check_property(g: Graph, prop: Property, blocked: "BlockedCache") -> Outcome
     inside = bytearray(n)
     for v in region:
         inside[v] = 1
+    parts = [part for comp in components(g, inside, region) for part in fair_parts(g, comp)]
+    out.fair_sets = len(parts)
+    blocked.ensure([v for part in parts for v in part])  # one rebuild of all their states
     violating: Optional[list[int]] = None
-    for comp in components(g, inside, region):
-        for part in fair_parts(g, comp):
-            out.fair_sets += 1
-            genuine = fair_parts(g, part, blocked.extra(part))
-            if genuine:
-                if violating is None or _rank(g, pred, genuine[0]) < _rank(g, pred, violating):
-                    violating = genuine[0]
-            else:
-                for bound in blocked.bounds(part):
-                    out.cut_by_bound[bound] = out.cut_by_bound.get(bound, 0) + 1
+    for part in parts:
+        genuine = fair_parts(g, part, blocked.extra)
+        if genuine:
+            if violating is None or _rank(g, pred, genuine[0]) < _rank(g, pred, violating):
+                violating = genuine[0]
+        else:
+            for bound in blocked.bounds(part):
+                out.cut_by_bound[bound] = out.cut_by_bound.get(bound, 0) + 1
     if violating is not None:
         out.result = VIOLATION
         out.lasso = lasso(g, pred, violating, blocked)
@@ -474,10 +475,9 @@ class BlockedCache:
                 found.append((i, bound))
             self.by_state[v] = found
 
-    def extra(self, part: list[int]) -> Callable[[int], Iterable[int]]:
-        self.ensure(part)
-        by_state = self.by_state
-        return lambda v: [i for i, _ in by_state.get(v, ())]
+    def extra(self, v: int) -> list[int]:
+        """The fair action instances a bound blocks in state v (after `ensure`)."""
+        return [i for i, _ in self.by_state.get(v, ())]
 
     def bounds(self, part: list[int]) -> list[str]:
         self.ensure(part)
@@ -498,7 +498,8 @@ def lasso(g: Graph, pred: array, part: list[int], blocked: BlockedCache) -> Lass
         path.append(pred[path[-1]])
     path.reverse()
     chain = g.prefix(path[0])[:-1] + path
-    extra = blocked.extra(part)
+    blocked.ensure(part)
+    extra = blocked.extra
     enabled_at: dict[int, set[int]] = {}
     fair_edges: dict[int, list[tuple[int, int]]] = {}  # state -> (edge, fid) inside the set
     taken: set[int] = set()

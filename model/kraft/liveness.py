@@ -65,6 +65,8 @@ FAIRNESS: tuple[Fairness, ...] = tuple(
 
 def connected_majority(s: KraftState) -> bool:
     """Some majority of the voters (observers excluded) is pairwise connected."""
+    if not s.cut_links and not any(n.observer for n in s.nodes):
+        return True
     quorum = rules.majority(len(s.nodes))
     voters = [i for i, n in enumerate(s.nodes) if not n.observer]
     best = 0
@@ -99,6 +101,8 @@ def leader_or_split(s: KraftState) -> bool:
 
 def isolated_leader(s: KraftState) -> bool:
     """Some leader cannot reach a majority of the voters (itself included) over uncut links."""
+    if not s.cut_links and not any(n.observer for n in s.nodes):
+        return False
     quorum = rules.majority(len(s.nodes))
     for i, n in enumerate(s.nodes):
         if n.role == LEADER:

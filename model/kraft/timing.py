@@ -11,11 +11,6 @@ from model.kraft.rules import CANDIDATE, LEADER, PROSPECTIVE, RESIGNED, UNATTACH
 from model.kraft.state import KraftState
 
 
-def reachable_voters(s: KraftState, i: int) -> int:
-    """Voters other than i (observers excluded) on an uncut link to i."""
-    return sum(1 for j, m in enumerate(s.nodes) if j != i and not m.observer and not link_cut(s, i, j))
-
-
 def leader_in_reach(s: KraftState, i: int) -> bool:
     """Some leader of an epoch at least i's is on an uncut link to i (it will reach i)."""
     n = s.nodes[i]
@@ -23,16 +18,24 @@ def leader_in_reach(s: KraftState, i: int) -> bool:
                for j, m in enumerate(s.nodes))
 
 
+def possible_votes(s: KraftState, i: int) -> int:
+    """Votes nominee i holds or may still get: its own, and those of the voters on an uncut link
+    that have not rejected it (an observer answers INVALID_VOTER_KEY, never a vote)."""
+    votes = s.nodes[i].votes
+    return 1 + sum(1 for j, m in enumerate(s.nodes)
+                   if j != i and votes[j] != rules.REJECTED and not m.observer and not link_cut(s, i, j))
+
+
 def election_stuck(s: KraftState, i: int) -> bool:
-    """the node has no leader within reach and, if it stands, its election is lost or cannot be
-    won (a majority rejected it, or fewer than a majority can answer)"""
+    """the node has no leader within reach and, if it stands, its election cannot be won any
+    more (too many voters rejected it, cannot be reached or cannot vote)"""
     n = s.nodes[i]
     if n.role == RESIGNED:
         return True
     if n.role == UNATTACHED:
         return not leader_in_reach(s, i)
     if n.role in (PROSPECTIVE, CANDIDATE):
-        if rules.is_vote_rejected(n.votes) or reachable_voters(s, i) + 1 < rules.majority(len(s.nodes)):
+        if possible_votes(s, i) < rules.majority(len(s.nodes)):
             return True
         return n.role == PROSPECTIVE and leader_in_reach(s, i)
     return False
