@@ -16,6 +16,7 @@ import argparse
 import importlib
 import json
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TextIO
@@ -353,8 +354,30 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_as_interrupt() -> Callable[[], Any]:
+    """SIGTERM (what CI runners and `timeout` send) stops a run as Ctrl-C does: partial result,
+    exit 3. Returns what restores the previous handler (main() may run inside a test)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        return lambda: None
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `kcheck`; returns the exit code (the console script exits with it)."""
+    restore = _sigterm_as_interrupt()
+    try:
+        return _main(argv)
+    finally:
+        restore()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     selected = next((a for a in args_list if not a.startswith("-")), None)
     try:
