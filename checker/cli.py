@@ -385,7 +385,11 @@ def _main(argv: Sequence[str] | None) -> int:
             args = build_parser(selected if selected in COMMANDS else None).parse_args(args_list)
         except SystemExit as e:  # --help, --version
             return e.code if isinstance(e.code, int) else EXIT_OK
-        return COMMANDS[args.command].run(args)
+        if sys.stdout is None:  # started with stdout closed (`>&-`): the result would be lost
+            raise ConfigError("stdout is closed: nowhere to write the result")
+        code = COMMANDS[args.command].run(args)
+        sys.stdout.flush()  # a full disk shows here, not as an error at the interpreter's exit
+        return code
     except (UsageError, ConfigError) as e:
         message = " ".join(str(e).split("\n"))
         if isinstance(e, UsageError):
@@ -396,8 +400,20 @@ def _main(argv: Sequence[str] | None) -> int:
         print("kcheck: interrupted", file=sys.stderr)
         return EXIT_INCOMPLETE
     except BrokenPipeError:  # e.g. `kcheck simulate | head`: the reader left; end as a shell would
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        _discard_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as e:  # stdout cannot be written (full disk, not open for writing): not a verdict
+        _discard_stdout()
+        print(f"kcheck: error: cannot write the output: {e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so the buffer's flush at exit raises no second error."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file behind stdout (e.g. under a test)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover
