@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence, TextIO
 
 from checker.bfs import Progress, Result, explore
 from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, load_config, load_definition
+from checker.outputs import check_file
 from checker.render import render_text, trace_json
 from checker.selection import select_invariants
 
@@ -218,9 +219,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result) -> str:
 def _run_check(args: argparse.Namespace) -> int:
     rc = run_config(args)
     if args.trace_out:
-        folder = os.path.dirname(os.path.abspath(args.trace_out))
-        if not os.path.isdir(folder):
-            raise ConfigError(f"--trace-out {args.trace_out}: directory {folder} does not exist")
+        check_file("--trace-out", args.trace_out)
     model = select_invariants(rc.build(), args.invariants)
     progress = None if args.quiet else _progress_printer(sys.stderr)
     r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers, reduce=args.reduce)

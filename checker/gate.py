@@ -581,11 +581,13 @@ def _gate_path(args: argparse.Namespace) -> Path:
 
 def _check_outputs(args: argparse.Namespace, rows: Sequence[Row]) -> None:
     """Bad output paths and trace-file collisions are bad input, found before anything runs."""
+    from checker.outputs import check_dir, check_file
+
     for option, value in (("--junit", args.junit), ("--markdown", args.markdown)):
         if value:
-            folder = os.path.dirname(os.path.abspath(value))
-            if not os.path.isdir(folder):
-                raise ConfigError(f"{option} {value}: directory {folder} does not exist")
+            check_file(option, value)
+    if args.write_traces:
+        check_dir("--write-traces", args.write_traces)
     if args.traces and not os.path.isdir(args.traces):
         raise ConfigError(f"--traces {args.traces}: no such directory (create it with --write-traces {args.traces})")
     if args.traces or args.write_traces:

@@ -121,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
     rc, ctx, model, targets = _setup(args)
     if args.trace_out and not args.bmc:
         raise ConfigError("--trace-out needs --bmc (a CTI is not a trace from the initial state)")
+    if args.trace_out:
+        from checker.outputs import check_file
+
+        check_file("--trace-out", args.trace_out)
     size_key = _SIZE_KEY[rc.model]
     report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
                               "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets}

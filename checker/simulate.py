@@ -168,9 +168,9 @@ def _check_options(args: argparse.Namespace) -> str:
     if args.novelty and (not args.guided or args.cells != "state"):
         raise ConfigError("--novelty needs --guided --cells state")
     if args.trace_out:
-        folder = os.path.dirname(os.path.abspath(args.trace_out))
-        if not os.path.isdir(folder):
-            raise ConfigError(f"--trace-out {args.trace_out}: directory {folder} does not exist")
+        from checker.outputs import check_file
+
+        check_file("--trace-out", args.trace_out)
     return engine
 
 
