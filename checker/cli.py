@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TextIO
 
 from checker.bfs import Progress, Result, explore
-from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, load_config, load_definition
+from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, load_config, load_definition,
+                            parse_decimal)
 from checker.outputs import check_file
 from checker.render import render_text, trace_json
 from checker.selection import select_invariants
@@ -86,21 +87,25 @@ def run_config(args: argparse.Namespace) -> RunConfig:
                        path=args.config_file, overrides=args.overrides)
 
 
-def _int_at_least(low: int, what: str) -> Callable[[str], int]:
+def _int_at_least(low: int, what: str, high: int | None = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
-            value = int(text, 10)
+            value = parse_decimal(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"at most {high}, got {value}")
         return value
 
     return parse
 
 
+MAX_PROCESSES = 64  # --workers, --processes, --jobs: a typo such as 1000 must not fork 1,000 processes
 positive_int = _int_at_least(1, "positive")  # argparse types shared by the command modules
 nonnegative_int = _int_at_least(0, "non-negative")
+process_count = _int_at_least(1, "positive", MAX_PROCESSES)
 _positive_int = positive_int
 
 
@@ -124,7 +129,7 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 (result 'vacuous') if a sometimes-property is unreached or an action never enabled")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    parser.add_argument("--workers", type=_positive_int, metavar="N", default=default_workers(),
+    parser.add_argument("--workers", type=process_count, metavar="N", default=default_workers(),
                         help="processes that explore in parallel (default: the cores available, at most 4)")
     parser.add_argument("--no-reduce", dest="reduce", action="store_false",
                         help="explore every state the model's actions give, without its stutter reduction"
@@ -156,6 +161,7 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str) -> dict[str,
         "preset": rc.preset,
         "config_file": rc.file,
         "config": dict(rc.config),
+        "clamped": rc.clamped,
         "result": result,
         "invariants": [p.name for p in model.properties if p.kind == "always"],
         "distinct_states": r.distinct_states,
@@ -195,7 +201,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result) -> str:
         f"model:            {report['model']}",
         f"variant:          {report['variant']}",
         f"preset:           {report['preset']}" + (f" + {report['config_file']}" if report["config_file"] else ""),
-        f"config:           {_config_text(report['config'])}",
+        f"config:           {_config_text(report['config'])}{clamp_note(report['clamped'])}",
         f"result:           {result}",
         f"distinct states:  {r.distinct_states:,}",
         f"states generated: {r.states_generated:,}",

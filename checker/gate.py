@@ -551,13 +551,13 @@ def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float) -> 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import positive_int as _positive_int
+    from checker.cli import process_count
 
     parser.add_argument("gate_file", nargs="?", metavar="GATE.toml",
                         help=f"the gate file (default: the repo's {default_gate_file()})")
     parser.add_argument("--junit", metavar="FILE", help="write a JUnit XML report to FILE")
     parser.add_argument("--markdown", metavar="FILE", help="write a Markdown table to FILE")
-    parser.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
+    parser.add_argument("--jobs", type=process_count, default=1, metavar="N",
                         help="run N rows at once, each in its own process (default 1)")
     parser.add_argument("--only", action="append", default=[], metavar="ROW",
                         help="run only this row (repeatable); the gate file is still validated whole")

@@ -37,13 +37,16 @@ class _Label:
         return self.text
 
 
+MAX_SIZE = 7  # the largest size measured (minutes per proof); past it a run may go on for hours
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import add_config_arguments, positive_int as _positive_int
+    from checker.cli import _int_at_least, add_config_arguments, positive_int as _positive_int
 
     add_config_arguments(parser)
-    parser.add_argument("--size", type=_positive_int, metavar="N",
+    parser.add_argument("--size", type=_int_at_least(1, "positive", MAX_SIZE), metavar="N",
                         help="number of voters (kraft) or brokers (replication); overrides the config's "
-                             "`voters` / `brokers`; any N, beyond BFS's range")
+                             f"`voters` / `brokers`; up to {MAX_SIZE}, beyond BFS's range")
     parser.add_argument("--invariant", action="append", default=[], metavar="NAME",
                         help="an invariant to prove (repeatable; default: election_safety, log_matching,"
                              " leader_completeness for kraft; structural for replication)")
@@ -103,8 +106,11 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
         if name not in invariants and name not in lemmas:
             also = f"; lemmas: {', '.join(lemmas)}" if lemmas else ""
             raise ConfigError(f"unknown invariant {name!r} ({rc.model} invariants: {', '.join(invariants)}{also})")
-    ctx = Ctx.of(Params.from_config(config), rc.variant)
-    model = rc.definition.build(config, rc.variant)
+    try:
+        ctx = Ctx.of(Params.from_config(config), rc.variant)
+        model = rc.definition.build(config, rc.variant)
+    except ValueError as e:  # the model rejects this combination of keys
+        raise ConfigError(f"model {rc.model} rejects this configuration: {e}") from e
     return rc, ctx, model, targets
 
 

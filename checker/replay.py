@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from checker import itf
 from checker.cli import nonnegative_int, positive_int
-from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, load_config, load_definition
+from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, load_config, load_definition
 from checker.render import ABSENT, change_text, diff
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
@@ -280,7 +280,7 @@ def trace_config(doc: Mapping[str, Any], path: str, model: str | None = None, va
     config = meta.get("config", {})
     if not isinstance(config, dict):
         raise ConfigError(f"trace {path}: #meta.config must be an object of config keys")
-    model_name = model or selectors["model"]
+    model_name = model if model is not None else selectors["model"]
     same_model = model is None or model == selectors["model"]
     base: dict[str, Any] = dict(config) if same_model and preset is None else {}
     if base and variant is not None and variant != selectors["variant"]:
@@ -289,8 +289,10 @@ def trace_config(doc: Mapping[str, Any], path: str, model: str | None = None, va
         for key, _ in _settings(model_name, selectors["variant"]):
             base.pop(key, None)
     try:
-        rc = load_config(model=model_name, variant=variant or (selectors["variant"] if same_model else None),
-                         preset=preset or (selectors["preset"] if same_model else None), overrides=base)
+        rc = load_config(model=model_name,
+                         variant=variant if variant is not None else (selectors["variant"] if same_model else None),
+                         preset=preset if preset is not None else (selectors["preset"] if same_model else None),
+                         overrides=base)
     except ConfigError as e:
         if base and str(e).startswith("override "):
             raise ConfigError(f"trace {path}: #meta.config: {e}; --preset P ignores the trace's config") from None
@@ -336,6 +338,7 @@ def report_json(path: str, rc: RunConfig, o: Outcome, max_candidates: int, gap: 
         "variant": rc.variant,
         "preset": rc.preset,
         "config": dict(rc.config),
+        "clamped": rc.clamped,
         "result": o.result,
         "steps": o.steps,
         "checked_steps": o.checked,
@@ -372,7 +375,7 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
         f"model:    {rc.model}",
         f"variant:  {rc.variant}",
         f"preset:   {rc.preset}",
-        "config:   " + " ".join(f"{k}={json.dumps(v)}" for k, v in rc.config.items()),
+        "config:   " + " ".join(f"{k}={json.dumps(v)}" for k, v in rc.config.items()) + clamp_note(rc.clamped),
     ]
     if o.result == VALID:
         lines.append(f"result:   valid: {o.steps} step{'s' if o.steps != 1 else ''}")
@@ -421,6 +424,8 @@ def run(args: argparse.Namespace) -> int:
     rc = trace_config(doc, args.trace, args.model, args.variant, args.preset, args.overrides)
     model = rc.build()
     steps = itf.steps(doc)
+    if not any(values for _, values in steps):  # "valid" would claim a check that did not happen
+        raise ConfigError(f"trace {args.trace}: no state gives any variable: nothing to check")
     check_variables(steps, doc, model_variables(model), args.trace, rc.model)
 
     def progress(step: int, candidates: int) -> None:

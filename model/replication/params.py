@@ -60,6 +60,14 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
 }
 
 
+def clamps(c: Mapping[str, Any]) -> dict[str, tuple[Any, str]]:
+    """The keys the model uses at another value than given, as Kafka does (ModelDefinition.clamps)."""
+    out: dict[str, tuple[Any, str]] = {}
+    if c["min_insync_replicas"] > c["brokers"]:
+        out["min_insync_replicas"] = (c["brokers"], "Kafka caps it at the replication factor, brokers")
+    return out
+
+
 @dataclass(frozen=True)
 class Params:
     """The configuration, as the actions read it."""
@@ -80,6 +88,9 @@ class Params:
 
     @classmethod
     def from_config(cls, c: Mapping[str, Any]) -> "Params":
+        if c["lossy_crashes"] > c["crashes"]:  # a lossy crash is one of the crashes
+            raise ValueError(f"lossy_crashes = {c['lossy_crashes']} is more than crashes = {c['crashes']} "
+                             "(a lossy crash is one of the crashes; lower lossy_crashes too)")
         return cls(
             n=c["brokers"], values=c["values"], max_leader_epoch=c["max_leader_epoch"],
             max_partition_epoch=c["max_partition_epoch"], crashes=c["crashes"],
