@@ -330,6 +330,43 @@ def check_variables(steps: Sequence[Step], doc: Mapping[str, Any], variables: Se
                                   f"(variables: {', '.join(variables)})")
 
 
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {int: "an integer", str: "a string", list: "an array", dict: "an object"}.get(type(value), "null")
+
+
+def type_error(model_value: Any, trace_value: Any, path: str) -> str | None:
+    """Where the trace's value has another JSON kind than the model's (a string for an integer,
+    an integer for a boolean, ...), or a field the model's record lacks: bad input, not a step
+    that does not follow. Only what the model's value shows is checked: the elements of an
+    empty list are not. The walk follows the model's value, so its depth bounds the recursion."""
+    if _json_kind(model_value) != _json_kind(trace_value):
+        return f"{path}: expected {_json_kind(model_value)}, got {_json_kind(trace_value)} {json.dumps(trace_value)[:40]}"
+    if isinstance(model_value, dict):
+        for k, v in trace_value.items():
+            if k not in model_value:
+                return f"{path}: no field {k!r} (fields: {', '.join(model_value)})"
+            found = type_error(model_value[k], v, f"{path}.{k}")
+            if found:
+                return found
+    elif isinstance(model_value, list) and model_value:
+        for i, v in enumerate(trace_value):  # a tuple's fields by position, a list's by its first element
+            found = type_error(model_value[i] if i < len(model_value) else model_value[0], v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def check_types(steps: Sequence[Step], example: Mapping[str, Any], path: str) -> None:
+    """A ConfigError naming the first trace value whose kind the model's `example` state contradicts."""
+    for i, (_, values) in enumerate(steps):
+        for name, value in values.items():
+            found = type_error(example[name], value, name)
+            if found:
+                raise ConfigError(f"trace {path}: state {i}: {found}")
+
+
 def report_json(path: str, rc: RunConfig, o: Outcome, max_candidates: int, gap: int = 0) -> dict[str, Any]:
     """The `--json` object."""
     return {
@@ -427,6 +464,7 @@ def run(args: argparse.Namespace) -> int:
     if not any(values for _, values in steps):  # "valid" would claim a check that did not happen
         raise ConfigError(f"trace {args.trace}: no state gives any variable: nothing to check")
     check_variables(steps, doc, model_variables(model), args.trace, rc.model)
+    check_types(steps, model.to_json(model.init_states()[0]), args.trace)
 
     def progress(step: int, candidates: int) -> None:
         print(f"kcheck: replay: step {step}/{len(steps) - 1}, {candidates:,} candidate states",
