@@ -74,3 +74,12 @@ def test_clamp_is_shown(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_ascii_values_still_work(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main([*CHECK, "--set", "brokers=+2", "--set", "crashes= 1 ", "--workers", "2"]) == 3
+
+
+def test_bigint_takes_ascii_digits_only() -> None:
+    from checker.itf import ItfError, from_itf
+
+    assert from_itf({"#bigint": "-12345678901234567890"}) == -12345678901234567890
+    for body in ("\u0663", "1_0", "\uff12"):
+        with pytest.raises(ItfError, match="is not a decimal integer"):
+            from_itf({"#bigint": body})
