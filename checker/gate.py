@@ -33,8 +33,11 @@ REQUIRED_KEYS = ("name", "model", "variant", "expect")
 
 
 def default_gate_file() -> Path:
-    """The repo's own gate file, spec/gate.toml next to the (editable-installed) checker package."""
-    return Path(__file__).resolve().parents[1] / "spec" / "gate.toml"
+    """The repo's own gate file: spec/gate.toml next to the checker package (a checkout or an
+    editable install), else the copy installed with the package (checker/gate.toml)."""
+    here = Path(__file__).resolve().parent
+    repo = here.parent / "spec" / "gate.toml"
+    return repo if repo.is_file() else here / "gate.toml"
 
 
 # ---------------------------------------------------------------------------------------------
