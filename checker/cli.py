@@ -109,6 +109,42 @@ process_count = _int_at_least(1, "positive", MAX_PROCESSES)
 _positive_int = positive_int
 
 
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds above 0 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0 < value < float("inf")) or not text.strip().isascii():
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def with_timeout(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`run`, stopped after `args.timeout` seconds as Ctrl-C stops it (KeyboardInterrupt: the
+    search returns its partial result, exit 3). SIGALRM: a forked worker does not inherit it."""
+
+    def timed(args: argparse.Namespace) -> int:
+        seconds = getattr(args, "timeout", None)
+        if not seconds or not hasattr(signal, "setitimer"):
+            return run(args)
+
+        def expire(signum: int, frame: Any) -> None:
+            print(f"kcheck: --timeout {seconds:g} s reached: stopping with a partial result", file=sys.stderr,
+                  flush=True)
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return run(args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    return timed
+
+
 def _config_text(config: dict[str, Any]) -> str:
     return " ".join(f"{k}={json.dumps(v)}" for k, v in config.items())
 
@@ -131,6 +167,8 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--workers", type=process_count, metavar="N", default=default_workers(),
                         help="processes that explore in parallel (default: the cores available, at most 4)")
+    parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                        help="stop the whole run after SECONDS, as Ctrl-C does: partial result, exit 3")
     parser.add_argument("--no-reduce", dest="reduce", action="store_false",
                         help="explore every state the model's actions give, without its stutter reduction"
                              " (see docs/cli.md)")
@@ -335,7 +373,7 @@ def _run_list(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Command] = {
     "check": Command("exhaustively check a model (BFS): every invariant on every reachable state",
-                     _check_arguments, _run_check),
+                     _check_arguments, with_timeout(_run_check)),
     "list": Command("list models, variants, properties, config keys and presets", _list_arguments, _run_list),
     "simulate": Command.from_module("checker.simulate", "random walks, locally or on Spark"),
     "prove": Command.from_module("checker.prove", "Z3: inductive invariants and bounded model checking"),

@@ -41,7 +41,7 @@ MAX_SIZE = 7  # the largest size measured (minutes per proof); past it a run may
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import _int_at_least, add_config_arguments, positive_int as _positive_int
+    from checker.cli import _int_at_least, add_config_arguments, positive_int as _positive_int, positive_seconds
 
     add_config_arguments(parser)
     parser.add_argument("--size", type=_int_at_least(1, "positive", MAX_SIZE), metavar="N",
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an invariant to prove (repeatable; default: election_safety, log_matching,"
                              " leader_completeness for kraft; structural for replication)")
     parser.add_argument("--bmc", type=_positive_int, metavar="K", help="bounded model checking to depth K")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
+    parser.add_argument("--timeout", type=positive_seconds, default=120.0, metavar="S",
                         help="seconds per Z3 query (induction) or in all (BMC); past it: unknown, exit 3")
     parser.add_argument("--all-actions", action="store_true",
                         help="check every action instance, not one per orbit of voter renamings")
@@ -150,12 +150,16 @@ def _run_induction(args: argparse.Namespace, ctx: Any, model: Any, targets: list
     from checker.render import trace_json
     from checker.symbolic.induction import conjuncts_for, prove
 
+    from checker.heartbeat import Heartbeat
+
     def progress(c: Any) -> None:
+        heartbeat.beat(f"{c.what}: {c.answer}")
         if not args.quiet:
             print(f"kcheck: {c.what}: {c.answer} ({c.seconds:.2f}s)", file=sys.stderr, flush=True)
 
     t0 = time.monotonic()
-    o = prove(ctx, targets, timeout_s=args.timeout, symmetric=not args.all_actions, progress=progress)
+    with Heartbeat("prove", None if args.quiet else sys.stderr) as heartbeat:  # a query may take minutes
+        o = prove(ctx, targets, timeout_s=args.timeout, symmetric=not args.all_actions, progress=progress)
     wall = time.monotonic() - t0
     from checker.symbolic.induction import encoding_of
 
@@ -199,12 +203,16 @@ def _run_bmc(args: argparse.Namespace, rc: RunConfig, ctx: Any, model: Any, targ
     from checker.render import trace_json
     from checker.symbolic.bmc import EncodingDrift, bmc
 
+    from checker.heartbeat import Heartbeat
+
     def progress(k: int, seconds: float) -> None:
+        heartbeat.beat(f"depth {k} checked")
         if not args.quiet:
             print(f"kcheck: depth {k} checked ({seconds:.2f}s)", file=sys.stderr, flush=True)
 
     try:
-        o = bmc(ctx, model, targets, args.bmc, timeout_s=args.timeout, progress=progress)
+        with Heartbeat("prove --bmc", None if args.quiet else sys.stderr) as heartbeat:  # a depth may take minutes
+            o = bmc(ctx, model, targets, args.bmc, timeout_s=args.timeout, progress=progress)
     except EncodingDrift as e:
         raise ConfigError(f"internal error: the symbolic encoding drifted from the model: {e}") from e
     report.update({"mode": "bmc", "result": o.result, "bound": args.bmc, "depth_checked": o.depth,

@@ -182,6 +182,9 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
         candidates = following
         outcome.max_candidates_seen = max(outcome.max_candidates_seen, len(candidates))
         outcome.checked = index
+        if progress is not None and time.perf_counter() >= next_report:  # many short steps are long too
+            next_report = time.perf_counter() + progress_every
+            progress(index, len(candidates))
 
     outcome.result = VALID
     outcome.final_candidates = len(candidates)
@@ -457,10 +460,13 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
 
 def run(args: argparse.Namespace) -> int:
     """`kcheck replay`: 0 valid, 1 invalid, 2 bad input, 3 incomplete."""
-    doc = itf.load(args.trace)
-    rc = trace_config(doc, args.trace, args.model, args.variant, args.preset, args.overrides)
-    model = rc.build()
-    steps = itf.steps(doc)
+    from checker.heartbeat import Heartbeat
+
+    with Heartbeat(f"replay: reading {args.trace}", None if args.quiet else sys.stderr):  # a large trace
+        doc = itf.load(args.trace)
+        rc = trace_config(doc, args.trace, args.model, args.variant, args.preset, args.overrides)
+        model = rc.build()
+        steps = itf.steps(doc)
     if not any(values for _, values in steps):  # "valid" would claim a check that did not happen
         raise ConfigError(f"trace {args.trace}: no state gives any variable: nothing to check")
     check_variables(steps, doc, model_variables(model), args.trace, rc.model)
