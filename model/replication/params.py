@@ -51,7 +51,7 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     "zombie-leader": {"brokers": 3, "values": 1, "max_leader_epoch": 2, "max_partition_epoch": 3,
                       "crashes": 0, "lossy_crashes": 0, "fences": 2, "losses": 0, "max_faults": -1, "max_in_flight": 2,
                       "min_insync_replicas": 2},
-    # the default until stop 17: one crash (which may be lossy), no message loss; the replication
+    # the default before 2026-11-25: one crash (which may be lossy), no message loss; the replication
     # proofs run here (spec/proofs.md)
     "one-crash": {"crashes": 1, "losses": 0, "max_faults": -1},
     # one crash, a lost heartbeat and a lost message, with no joint budget: past 8 million
