@@ -110,9 +110,13 @@ def load_definition(name: str) -> ModelDefinition:
 
 def read_toml(path: str) -> dict[str, Any]:
     """The table of a TOML file, or a ConfigError naming the file."""
+    from checker.limits import MAX_CONFIG_BYTES, check_toml_text
+
     try:
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+        check_toml_text(raw, f"config file {path}")  # before tomllib recurses
+        return tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"config file {path}: no such file") from None
     except IsADirectoryError:

@@ -27,6 +27,21 @@ def nesting_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     return _INNERMOST.search(brackets) is not None
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a configuration is a few flat `key = value` lines
+_TOML_SKIPPED = re.compile(rb'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|\'[^\'\n]*\'|#[^\n]*')
+
+
+def check_toml_text(raw: bytes, where: str) -> None:
+    """A ConfigError if a TOML file is too large or nests too deep for tomllib's recursive parser
+    (strings and comments are cut out first, so their brackets do not count)."""
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where}: larger than {MAX_CONFIG_BYTES // 1024} KB; a configuration is flat "
+                          "`key = value` lines")
+    if nesting_exceeds(_TOML_SKIPPED.sub(b"", raw)):
+        raise ConfigError(f"{where}: nested more than {MAX_DEPTH} levels deep; a configuration is flat "
+                          "`key = value` lines")
+
+
 def check_json_text(raw: bytes, where: str) -> None:
     """A ConfigError (one line, starting with `where`) if `raw` is too large or too deep."""
     if len(raw) > MAX_TRACE_BYTES:

@@ -56,3 +56,19 @@ def test_depth_counts_objects_and_arrays_and_skips_strings() -> None:
     assert not limits.nesting_exceeds(text, 6)  # {a:[{b:[{c:[]}]}]}: six levels; the strings count for nothing
     assert limits.nesting_exceeds(text, 5)
     assert limits.nesting_exceeds(json.dumps([doc]).encode(), 6)
+
+
+@pytest.mark.parametrize("text", ["a = " + _nested(5_000) + "\n", "a = " + "{b = " * 2_000 + "1" + "}" * 2_000 + "\n"])
+def test_deep_config_file_is_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str) -> None:
+    path = tmp_path / "deep.toml"
+    path.write_text(text)
+    assert cli.main(["check", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nested more than" in err, err[-300:]
+
+
+def test_brackets_in_toml_strings_and_comments_do_not_count(capsys: pytest.CaptureFixture[str],
+                                                             tmp_path: Path) -> None:
+    path = tmp_path / "ok.toml"
+    path.write_text('preset = "smoke" # ' + "[" * 300 + "\nvariant = 'kafka-4.1'\n")
+    assert cli.main(["check", str(path), "--max-states", "10", "--quiet"]) == 3
