@@ -16,12 +16,15 @@ import argparse
 import importlib
 import json
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TextIO
 
 from checker.bfs import Progress, Result, explore
-from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, load_config, load_definition
+from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, load_config, load_definition,
+                            parse_decimal)
+from checker.outputs import check_file
 from checker.render import render_text, trace_json
 from checker.selection import select_invariants
 
@@ -84,22 +87,62 @@ def run_config(args: argparse.Namespace) -> RunConfig:
                        path=args.config_file, overrides=args.overrides)
 
 
-def _int_at_least(low: int, what: str) -> Callable[[str], int]:
+def _int_at_least(low: int, what: str, high: int | None = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
-            value = int(text, 10)
+            value = parse_decimal(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"at most {high}, got {value}")
         return value
 
     return parse
 
 
+MAX_PROCESSES = 64  # --workers, --processes, --jobs: a typo such as 1000 must not fork 1,000 processes
 positive_int = _int_at_least(1, "positive")  # argparse types shared by the command modules
 nonnegative_int = _int_at_least(0, "non-negative")
+process_count = _int_at_least(1, "positive", MAX_PROCESSES)
 _positive_int = positive_int
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds above 0 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0 < value < float("inf")) or not text.strip().isascii():
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def with_timeout(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """`run`, stopped after `args.timeout` seconds as Ctrl-C stops it (KeyboardInterrupt: the
+    search returns its partial result, exit 3). SIGALRM: a forked worker does not inherit it."""
+
+    def timed(args: argparse.Namespace) -> int:
+        seconds = getattr(args, "timeout", None)
+        if not seconds or not hasattr(signal, "setitimer"):
+            return run(args)
+
+        def expire(signum: int, frame: Any) -> None:
+            print(f"kcheck: --timeout {seconds:g} s reached: stopping with a partial result", file=sys.stderr,
+                  flush=True)
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return run(args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    return timed
 
 
 def _config_text(config: dict[str, Any]) -> str:
@@ -122,8 +165,10 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 (result 'vacuous') if a sometimes-property is unreached or an action never enabled")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    parser.add_argument("--workers", type=_positive_int, metavar="N", default=default_workers(),
+    parser.add_argument("--workers", type=process_count, metavar="N", default=default_workers(),
                         help="processes that explore in parallel (default: the cores available, at most 4)")
+    parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
+                        help="stop the whole run after SECONDS, as Ctrl-C does: partial result, exit 3")
     parser.add_argument("--no-reduce", dest="reduce", action="store_false",
                         help="explore every state the model's actions give, without its stutter reduction"
                              " (see docs/cli.md)")
@@ -171,6 +216,7 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = 
         "preset": rc.preset,
         "config_file": rc.file,
         "config": dict(rc.config),
+        "clamped": rc.clamped,
         "result": result,
         "invariants": [p.name for p in model.properties if p.kind == "always"],
         "distinct_states": r.distinct_states,
@@ -226,7 +272,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
         f"model:            {report['model']}",
         f"variant:          {report['variant']}",
         f"preset:           {report['preset']}" + (f" + {report['config_file']}" if report["config_file"] else ""),
-        f"config:           {_config_text(report['config'])}",
+        f"config:           {_config_text(report['config'])}{clamp_note(report['clamped'])}",
         f"result:           {result}",
         f"distinct states:  {r.distinct_states:,}",
         f"states generated: {r.states_generated:,}",
@@ -265,9 +311,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
 def _run_check(args: argparse.Namespace) -> int:
     rc = run_config(args)
     if args.trace_out:
-        folder = os.path.dirname(os.path.abspath(args.trace_out))
-        if not os.path.isdir(folder):
-            raise ConfigError(f"--trace-out {args.trace_out}: directory {folder} does not exist")
+        check_file("--trace-out", args.trace_out)
     model = select_invariants(rc.build(), args.invariants)
     progress = None if args.quiet else _progress_printer(sys.stderr)
     r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers, reduce=args.reduce)
@@ -388,7 +432,7 @@ def _run_list(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Command] = {
     "check": Command("exhaustively check a model (BFS): every invariant on every reachable state",
-                     _check_arguments, _run_check),
+                     _check_arguments, with_timeout(_run_check)),
     "list": Command("list models, variants, properties, config keys and presets", _list_arguments, _run_list),
     "simulate": Command.from_module("checker.simulate", "random walks, locally or on Spark"),
     "prove": Command.from_module("checker.prove", "Z3: inductive invariants and bounded model checking"),
@@ -412,8 +456,30 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_as_interrupt() -> Callable[[], Any]:
+    """SIGTERM (what CI runners and `timeout` send) stops a run as Ctrl-C does: partial result,
+    exit 3. Returns what restores the previous handler (main() may run inside a test)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        return lambda: None
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `kcheck`; returns the exit code (the console script exits with it)."""
+    restore = _sigterm_as_interrupt()
+    try:
+        return _main(argv)
+    finally:
+        restore()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     selected = next((a for a in args_list if not a.startswith("-")), None)
     try:
@@ -421,7 +487,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser(selected if selected in COMMANDS else None).parse_args(args_list)
         except SystemExit as e:  # --help, --version
             return e.code if isinstance(e.code, int) else EXIT_OK
-        return COMMANDS[args.command].run(args)
+        if sys.stdout is None:  # started with stdout closed (`>&-`): the result would be lost
+            raise ConfigError("stdout is closed: nowhere to write the result")
+        code = COMMANDS[args.command].run(args)
+        sys.stdout.flush()  # a full disk shows here, not as an error at the interpreter's exit
+        return code
     except (UsageError, ConfigError) as e:
         message = " ".join(str(e).split("\n"))
         if isinstance(e, UsageError):
@@ -432,8 +502,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("kcheck: interrupted", file=sys.stderr)
         return EXIT_INCOMPLETE
     except BrokenPipeError:  # e.g. `kcheck simulate | head`: the reader left; end as a shell would
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        _discard_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as e:  # stdout cannot be written (full disk, not open for writing): not a verdict
+        _discard_stdout()
+        print(f"kcheck: error: cannot write the output: {e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so the buffer's flush at exit raises no second error."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file behind stdout (e.g. under a test)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,6 +13,7 @@ Every mistake raises `ConfigError` with one line naming the key, file or allowed
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
@@ -32,6 +33,16 @@ FILE_SELECTORS = ("model", "variant", "preset")  # the non-config keys a TOML fi
 
 class ConfigError(Exception):
     """Bad input from the user; `str(error)` is one line that says what to fix."""
+
+
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_decimal(text: str) -> int:
+    """An ASCII decimal integer; `int()` alone would also take `٣` (Unicode digits) and `1_000`."""
+    if not _DECIMAL.fullmatch(text.strip()):
+        raise ValueError(text)
+    return int(text, 10)
 
 
 @dataclass(frozen=True)
@@ -58,12 +69,24 @@ class RunConfig(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self.config)
 
+    @property
+    def clamped(self) -> dict[str, dict[str, Any]]:
+        """Keys the model uses at another value than configured: key -> {"value": used, "why": ...}."""
+        found = self.definition.clamps(self.config) if self.definition.clamps else {}
+        return {k: {"value": used, "why": why} for k, (used, why) in found.items()}
+
     def build(self) -> Model:
         """The model, built for this configuration and variant."""
         try:
             return self.definition.build(dict(self.config), self.variant)
         except ValueError as e:  # a model may reject a combination of keys
             raise ConfigError(f"model {self.model} rejects this configuration: {e}") from e
+
+
+def clamp_note(clamped: Mapping[str, Mapping[str, Any]]) -> str:
+    """What a config echo adds for the clamped keys (`RunConfig.clamped`), or ""."""
+    notes = [f"{k}={json.dumps(c['value'])} ({c['why']})" for k, c in clamped.items()]
+    return f"; used: {', '.join(notes)}" if notes else ""
 
 
 def model_names() -> list[str]:
@@ -87,9 +110,13 @@ def load_definition(name: str) -> ModelDefinition:
 
 def read_toml(path: str) -> dict[str, Any]:
     """The table of a TOML file, or a ConfigError naming the file."""
+    from checker.limits import MAX_CONFIG_BYTES, check_toml_text
+
     try:
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            raw = f.read(MAX_CONFIG_BYTES + 1)
+        check_toml_text(raw, f"config file {path}")  # before tomllib recurses
+        return tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"config file {path}: no such file") from None
     except IsADirectoryError:
@@ -129,7 +156,7 @@ def coerce(key: ConfigKey, value: Any, where: str, parse: bool = False) -> Any:
             value = text.lower() == "true"
         elif key.type is int:
             try:
-                value = int(text, 10)
+                value = parse_decimal(text)
             except ValueError:
                 raise ConfigError(f"{where}: key {key.name!r} must be an integer, got {value!r}") from None
     if key.type is int and (isinstance(value, bool) or not isinstance(value, int)):
@@ -183,17 +210,17 @@ def load_config(
     if isinstance(model, ModelDefinition):
         definition, model_name = model, model.name
     else:
-        model_name = model or file_model or DEFAULT_MODEL
+        model_name = _first_given(model, file_model, DEFAULT_MODEL)
         definition = load_definition(model_name)
 
     variants = [v.name for v in definition.variants]
-    variant_name = variant or file_variant or (variants[0] if variants else "")
+    variant_name = _first_given(variant, file_variant, variants[0] if variants else "")
     if variant_name not in variants:
         raise ConfigError(
             f"unknown variant {variant_name!r} for model {model_name} (variants: {', '.join(variants)})"
         )
 
-    preset_name = preset or file_preset or DEFAULT_PRESET
+    preset_name = _first_given(preset, file_preset, DEFAULT_PRESET)
     if preset_name not in definition.presets and preset_name != DEFAULT_PRESET:
         names = ", ".join(sorted(set(definition.presets) | {DEFAULT_PRESET}))
         raise ConfigError(f"unknown preset {preset_name!r} for model {model_name} (presets: {names})")
@@ -214,6 +241,11 @@ def load_config(
     explicit = set(file_values) | {parse_override(text)[0] for text in override_list}
     _force_variant_settings(config, definition, variant_name, explicit)
     return RunConfig(model_name, definition, variant_name, preset_name, config, path, override_list)
+
+
+def _first_given(*names: str | None) -> str:
+    """The first name given; an empty one is given (and then unknown), not "use the default"."""
+    return next(n for n in names if n is not None)
 
 
 def _force_variant_settings(config: dict[str, Any], definition: ModelDefinition, variant: str,

@@ -33,8 +33,11 @@ REQUIRED_KEYS = ("name", "model", "variant", "expect")
 
 
 def default_gate_file() -> Path:
-    """The repo's own gate file, spec/gate.toml next to the (editable-installed) checker package."""
-    return Path(__file__).resolve().parents[1] / "spec" / "gate.toml"
+    """The repo's own gate file: spec/gate.toml next to the checker package (a checkout or an
+    editable install), else the copy installed with the package (checker/gate.toml)."""
+    here = Path(__file__).resolve().parent
+    repo = here.parent / "spec" / "gate.toml"
+    return repo if repo.is_file() else here / "gate.toml"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -551,13 +554,13 @@ def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float) -> 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import positive_int as _positive_int
+    from checker.cli import process_count
 
     parser.add_argument("gate_file", nargs="?", metavar="GATE.toml",
                         help=f"the gate file (default: the repo's {default_gate_file()})")
     parser.add_argument("--junit", metavar="FILE", help="write a JUnit XML report to FILE")
     parser.add_argument("--markdown", metavar="FILE", help="write a Markdown table to FILE")
-    parser.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
+    parser.add_argument("--jobs", type=process_count, default=1, metavar="N",
                         help="run N rows at once, each in its own process (default 1)")
     parser.add_argument("--only", action="append", default=[], metavar="ROW",
                         help="run only this row (repeatable); the gate file is still validated whole")
@@ -581,11 +584,13 @@ def _gate_path(args: argparse.Namespace) -> Path:
 
 def _check_outputs(args: argparse.Namespace, rows: Sequence[Row]) -> None:
     """Bad output paths and trace-file collisions are bad input, found before anything runs."""
+    from checker.outputs import check_dir, check_file
+
     for option, value in (("--junit", args.junit), ("--markdown", args.markdown)):
         if value:
-            folder = os.path.dirname(os.path.abspath(value))
-            if not os.path.isdir(folder):
-                raise ConfigError(f"{option} {value}: directory {folder} does not exist")
+            check_file(option, value)
+    if args.write_traces:
+        check_dir("--write-traces", args.write_traces)
     if args.traces and not os.path.isdir(args.traces):
         raise ConfigError(f"--traces {args.traces}: no such directory (create it with --write-traces {args.traces})")
     if args.traces or args.write_traces:

@@ -27,7 +27,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from checker.config import ConfigError
+from checker import limits
+from checker.config import ConfigError, parse_decimal
 from checker.render import Trace, render_text
 
 ACTION_KEY = "mbt::actionTaken"
@@ -105,7 +106,7 @@ def _tagged(value: dict[str, Any], tags: list[str], path: str) -> Any:
         if not isinstance(body, str):
             raise ItfError(f"{path}: #bigint must hold a decimal string")
         try:
-            return int(body, 10)
+            return parse_decimal(body)  # ASCII digits only, as for --set
         except ValueError:
             raise ItfError(f"{path}: #bigint {body!r} is not a decimal integer") from None
     if tag == "#unserializable":
@@ -216,13 +217,14 @@ def load(path: str) -> dict[str, Any]:
     where = f"trace {path}"
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            raw = f.read(limits.MAX_TRACE_BYTES + 1)  # one byte more tells a file over the limit
     except FileNotFoundError:
         raise ConfigError(f"{where}: no such file") from None
     except IsADirectoryError:
         raise ConfigError(f"{where}: is a directory, not an ITF file") from None
     except OSError as e:
         raise ConfigError(f"{where}: cannot read: {e.strerror or e}") from None
+    limits.check_json_text(raw, where)  # before the parser and from_itf recurse
     try:
         doc = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:

@@ -16,8 +16,10 @@ as unsigned 64-bit ints.
 """
 from __future__ import annotations
 
+import ctypes
 import gc
 import multiprocessing
+import os
 import pickle
 import signal
 import time
@@ -99,7 +101,11 @@ def explore_parallel(
         ctx = multiprocessing.get_context("fork")
         for w in range(workers):
             parent_end, child_end = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(model, child_end, shares[w], fp_of, chunk, reduce), daemon=True)
+            # The fork copies the coordinator's ends of this and earlier pipes; the worker closes
+            # them, else it never sees end of file when the coordinator dies.
+            foreign = (*conns, parent_end)
+            proc = ctx.Process(target=_worker, args=(model, child_end, shares[w], fp_of, chunk, reduce),
+                               kwargs={"foreign": foreign, "parent": os.getpid()}, daemon=True)
             proc.start()
             child_end.close()
             conns.append(parent_end)
@@ -248,10 +254,28 @@ def _stop(conns: list[Connection], procs: list[Any], graceful: bool) -> None:
         c.close()
 
 
+def _die_with_parent(parent: int) -> None:
+    """On Linux, have the kernel send SIGTERM when the coordinator dies (even by SIGKILL), so a
+    worker busy expanding a chunk does not run on; elsewhere end of file on the pipe ends it."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # it died before prctl took effect
+        os._exit(0)
+
+
 def _worker(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
-            fp_of: Callable[[Any], int], chunk: int, reduce: bool) -> None:
+            fp_of: Callable[[Any], int], chunk: int, reduce: bool,
+            foreign: tuple[Connection, ...] = (), parent: int | None = None) -> None:
     """One worker: expand its part of each level, chunk by chunk, as the coordinator directs."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C and stops us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the CLI's handler: the coordinator reports
+    for c in foreign:
+        c.close()
+    if parent is not None:
+        _die_with_parent(parent)
     try:
         _work(model, conn, frontier, fp_of, chunk, reduce)
     except (EOFError, BrokenPipeError, KeyboardInterrupt):

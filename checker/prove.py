@@ -37,18 +37,21 @@ class _Label:
         return self.text
 
 
+MAX_SIZE = 7  # the largest size measured (minutes per proof); past it a run may go on for hours
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import add_config_arguments, positive_int as _positive_int
+    from checker.cli import _int_at_least, add_config_arguments, positive_int as _positive_int, positive_seconds
 
     add_config_arguments(parser)
-    parser.add_argument("--size", type=_positive_int, metavar="N",
+    parser.add_argument("--size", type=_int_at_least(1, "positive", MAX_SIZE), metavar="N",
                         help="number of voters (kraft) or brokers (replication); overrides the config's "
-                             "`voters` / `brokers`; any N, beyond BFS's range")
+                             f"`voters` / `brokers`; up to {MAX_SIZE}, beyond BFS's range")
     parser.add_argument("--invariant", action="append", default=[], metavar="NAME",
                         help="an invariant to prove (repeatable; default: election_safety, log_matching,"
                              " leader_completeness for kraft; structural for replication)")
     parser.add_argument("--bmc", type=_positive_int, metavar="K", help="bounded model checking to depth K")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
+    parser.add_argument("--timeout", type=positive_seconds, default=120.0, metavar="S",
                         help="seconds per Z3 query (induction) or in all (BMC); past it: unknown, exit 3")
     parser.add_argument("--all-actions", action="store_true",
                         help="check every action instance, not one per orbit of voter renamings")
@@ -103,8 +106,11 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
         if name not in invariants and name not in lemmas:
             also = f"; lemmas: {', '.join(lemmas)}" if lemmas else ""
             raise ConfigError(f"unknown invariant {name!r} ({rc.model} invariants: {', '.join(invariants)}{also})")
-    ctx = Ctx.of(Params.from_config(config), rc.variant)
-    model = rc.definition.build(config, rc.variant)
+    try:
+        ctx = Ctx.of(Params.from_config(config), rc.variant)
+        model = rc.definition.build(config, rc.variant)
+    except ValueError as e:  # the model rejects this combination of keys
+        raise ConfigError(f"model {rc.model} rejects this configuration: {e}") from e
     return rc, ctx, model, targets
 
 
@@ -121,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
     rc, ctx, model, targets = _setup(args)
     if args.trace_out and not args.bmc:
         raise ConfigError("--trace-out needs --bmc (a CTI is not a trace from the initial state)")
+    if args.trace_out:
+        from checker.outputs import check_file
+
+        check_file("--trace-out", args.trace_out)
     size_key = _SIZE_KEY[rc.model]
     report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
                               "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets}
@@ -140,12 +150,16 @@ def _run_induction(args: argparse.Namespace, ctx: Any, model: Any, targets: list
     from checker.render import trace_json
     from checker.symbolic.induction import conjuncts_for, prove
 
+    from checker.heartbeat import Heartbeat
+
     def progress(c: Any) -> None:
+        heartbeat.beat(f"{c.what}: {c.answer}")
         if not args.quiet:
             print(f"kcheck: {c.what}: {c.answer} ({c.seconds:.2f}s)", file=sys.stderr, flush=True)
 
     t0 = time.monotonic()
-    o = prove(ctx, targets, timeout_s=args.timeout, symmetric=not args.all_actions, progress=progress)
+    with Heartbeat("prove", None if args.quiet else sys.stderr) as heartbeat:  # a query may take minutes
+        o = prove(ctx, targets, timeout_s=args.timeout, symmetric=not args.all_actions, progress=progress)
     wall = time.monotonic() - t0
     from checker.symbolic.induction import encoding_of
 
@@ -189,12 +203,16 @@ def _run_bmc(args: argparse.Namespace, rc: RunConfig, ctx: Any, model: Any, targ
     from checker.render import trace_json
     from checker.symbolic.bmc import EncodingDrift, bmc
 
+    from checker.heartbeat import Heartbeat
+
     def progress(k: int, seconds: float) -> None:
+        heartbeat.beat(f"depth {k} checked")
         if not args.quiet:
             print(f"kcheck: depth {k} checked ({seconds:.2f}s)", file=sys.stderr, flush=True)
 
     try:
-        o = bmc(ctx, model, targets, args.bmc, timeout_s=args.timeout, progress=progress)
+        with Heartbeat("prove --bmc", None if args.quiet else sys.stderr) as heartbeat:  # a depth may take minutes
+            o = bmc(ctx, model, targets, args.bmc, timeout_s=args.timeout, progress=progress)
     except EncodingDrift as e:
         raise ConfigError(f"internal error: the symbolic encoding drifted from the model: {e}") from e
     report.update({"mode": "bmc", "result": o.result, "bound": args.bmc, "depth_checked": o.depth,

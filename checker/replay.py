@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from checker import itf
 from checker.cli import nonnegative_int, positive_int
-from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, load_config, load_definition
+from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, load_config, load_definition
 from checker.render import ABSENT, change_text, diff
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
@@ -189,6 +189,9 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
         outcome.checked = index
         if index == loop:
             at_loop = candidates
+        if progress is not None and time.perf_counter() >= next_report:  # many short steps are long too
+            next_report = time.perf_counter() + progress_every
+            progress(index, len(candidates))
 
     if at_loop is not None and loop != len(steps) - 1:
         closing = {c: None for c in candidates if c in at_loop}
@@ -297,7 +300,7 @@ def trace_config(doc: Mapping[str, Any], path: str, model: str | None = None, va
     config = meta.get("config", {})
     if not isinstance(config, dict):
         raise ConfigError(f"trace {path}: #meta.config must be an object of config keys")
-    model_name = model or selectors["model"]
+    model_name = model if model is not None else selectors["model"]
     same_model = model is None or model == selectors["model"]
     base: dict[str, Any] = dict(config) if same_model and preset is None else {}
     if base and variant is not None and variant != selectors["variant"]:
@@ -306,8 +309,10 @@ def trace_config(doc: Mapping[str, Any], path: str, model: str | None = None, va
         for key, _ in _settings(model_name, selectors["variant"]):
             base.pop(key, None)
     try:
-        rc = load_config(model=model_name, variant=variant or (selectors["variant"] if same_model else None),
-                         preset=preset or (selectors["preset"] if same_model else None), overrides=base)
+        rc = load_config(model=model_name,
+                         variant=variant if variant is not None else (selectors["variant"] if same_model else None),
+                         preset=preset if preset is not None else (selectors["preset"] if same_model else None),
+                         overrides=base)
     except ConfigError as e:
         if base and str(e).startswith("override "):
             raise ConfigError(f"trace {path}: #meta.config: {e}; --preset P ignores the trace's config") from None
@@ -345,6 +350,43 @@ def check_variables(steps: Sequence[Step], doc: Mapping[str, Any], variables: Se
                                   f"(variables: {', '.join(variables)})")
 
 
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {int: "an integer", str: "a string", list: "an array", dict: "an object"}.get(type(value), "null")
+
+
+def type_error(model_value: Any, trace_value: Any, path: str) -> str | None:
+    """Where the trace's value has another JSON kind than the model's (a string for an integer,
+    an integer for a boolean, ...), or a field the model's record lacks: bad input, not a step
+    that does not follow. Only what the model's value shows is checked: the elements of an
+    empty list are not. The walk follows the model's value, so its depth bounds the recursion."""
+    if _json_kind(model_value) != _json_kind(trace_value):
+        return f"{path}: expected {_json_kind(model_value)}, got {_json_kind(trace_value)} {json.dumps(trace_value)[:40]}"
+    if isinstance(model_value, dict):
+        for k, v in trace_value.items():
+            if k not in model_value:
+                return f"{path}: no field {k!r} (fields: {', '.join(model_value)})"
+            found = type_error(model_value[k], v, f"{path}.{k}")
+            if found:
+                return found
+    elif isinstance(model_value, list) and model_value:
+        for i, v in enumerate(trace_value):  # a tuple's fields by position, a list's by its first element
+            found = type_error(model_value[i] if i < len(model_value) else model_value[0], v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def check_types(steps: Sequence[Step], example: Mapping[str, Any], path: str) -> None:
+    """A ConfigError naming the first trace value whose kind the model's `example` state contradicts."""
+    for i, (_, values) in enumerate(steps):
+        for name, value in values.items():
+            found = type_error(example[name], value, name)
+            if found:
+                raise ConfigError(f"trace {path}: state {i}: {found}")
+
+
 def report_json(path: str, rc: RunConfig, o: Outcome, max_candidates: int, gap: int = 0) -> dict[str, Any]:
     """The `--json` object."""
     return {
@@ -353,6 +395,7 @@ def report_json(path: str, rc: RunConfig, o: Outcome, max_candidates: int, gap: 
         "variant": rc.variant,
         "preset": rc.preset,
         "config": dict(rc.config),
+        "clamped": rc.clamped,
         "result": o.result,
         "steps": o.steps,
         "checked_steps": o.checked,
@@ -391,7 +434,7 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
         f"model:    {rc.model}",
         f"variant:  {rc.variant}",
         f"preset:   {rc.preset}",
-        "config:   " + " ".join(f"{k}={json.dumps(v)}" for k, v in rc.config.items()),
+        "config:   " + " ".join(f"{k}={json.dumps(v)}" for k, v in rc.config.items()) + clamp_note(rc.clamped),
     ]
     if o.result == VALID:
         lines.append(f"result:   valid: {o.steps} step{'s' if o.steps != 1 else ''}")
@@ -444,11 +487,17 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
 
 def run(args: argparse.Namespace) -> int:
     """`kcheck replay`: 0 valid, 1 invalid, 2 bad input, 3 incomplete."""
-    doc = itf.load(args.trace)
-    rc = trace_config(doc, args.trace, args.model, args.variant, args.preset, args.overrides)
-    model = rc.build()
-    steps = itf.steps(doc)
+    from checker.heartbeat import Heartbeat
+
+    with Heartbeat(f"replay: reading {args.trace}", None if args.quiet else sys.stderr):  # a large trace
+        doc = itf.load(args.trace)
+        rc = trace_config(doc, args.trace, args.model, args.variant, args.preset, args.overrides)
+        model = rc.build()
+        steps = itf.steps(doc)
+    if not any(values for _, values in steps):  # "valid" would claim a check that did not happen
+        raise ConfigError(f"trace {args.trace}: no state gives any variable: nothing to check")
     check_variables(steps, doc, model_variables(model), args.trace, rc.model)
+    check_types(steps, model.to_json(model.init_states()[0]), args.trace)
 
     def progress(step: int, candidates: int) -> None:
         print(f"kcheck: replay: step {step}/{len(steps) - 1}, {candidates:,} candidate states",

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, Callable, Iterator
 
-from checker.config import ConfigError, RunConfig
+from checker.config import ConfigError, RunConfig, clamp_note
 from checker.guided import DEFAULT_CORPUS, DEFAULT_ROUNDS, RoundInfo, run_guided
 from checker.render import render_text, trace_json
 from checker.shrink import shrink_walk
@@ -30,7 +30,7 @@ DEFAULT_WALKS, DEFAULT_DEPTH, DEFAULT_SEED = 1000, 100, 0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `kcheck simulate` (the shared config options come from checker.cli)."""
-    from checker.cli import add_config_arguments, nonnegative_int, positive_int
+    from checker.cli import add_config_arguments, nonnegative_int, positive_int, process_count
 
     add_config_arguments(parser)
     parser.add_argument("--invariant", dest="invariants", action="append", default=[], metavar="NAME",
@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "yet found (each step computes every successor, as BFS does)")
     parser.add_argument("--engine", choices=("local", "spark"),
                         help="local (default) or spark (the default with --master or under spark-submit)")
-    parser.add_argument("--processes", type=positive_int, metavar="P",
+    parser.add_argument("--processes", type=process_count, metavar="P",
                         help="local engine: a pool of P worker processes (default 1: this process)")
     parser.add_argument("--master", metavar="URL",
                         help="spark engine: local[*] (default; under spark-submit, its --master), "
@@ -168,9 +168,9 @@ def _check_options(args: argparse.Namespace) -> str:
     if args.novelty and (not args.guided or args.cells != "state"):
         raise ConfigError("--novelty needs --guided --cells state")
     if args.trace_out:
-        folder = os.path.dirname(os.path.abspath(args.trace_out))
-        if not os.path.isdir(folder):
-            raise ConfigError(f"--trace-out {args.trace_out}: directory {folder} does not exist")
+        from checker.outputs import check_file
+
+        check_file("--trace-out", args.trace_out)
     return engine
 
 
@@ -308,6 +308,7 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
         "preset": rc.preset,
         "config_file": rc.file,
         "config": dict(rc.config),
+        "clamped": rc.clamped,
         "invariants": [p.name for p in model.properties if p.kind == "always"],  # the ones checked
         "invariants_selected": bool(args.invariants),
         "engine": engine,
@@ -364,7 +365,8 @@ def _text(report: dict[str, Any], found: list, model: Any) -> str:
     lines = [
         f"model:            {report['model']}",
         f"variant:          {report['variant']}",
-        f"config:           " + " ".join(f"{k}={json.dumps(v)}" for k, v in report["config"].items()),
+        f"config:           " + " ".join(f"{k}={json.dumps(v)}" for k, v in report["config"].items())
+        + clamp_note(report["clamped"]),
         *([f"invariants:       {', '.join(report['invariants'])} (--invariant)"] if report["invariants_selected"] else []),
         f"engine:           {report['where']}",
         f"seed:             {report['seed']}" + (" (swarm)" if report["swarm"] else ""),

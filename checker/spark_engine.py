@@ -119,8 +119,12 @@ def spark_session(master: str | None = None, app_name: str = "kcheck-simulate", 
     c.set("spark.ui.showConsoleProgress", "false")
     if not submitted:
         c.set("spark.ui.enabled", "false")
-        if not (os.environ.get("PYSPARK_PYTHON") or (conf or {}).get("spark.pyspark.python")):
-            c.set("spark.pyspark.python", sys.executable)  # executors run this interpreter (see docs)
+        # Executors run this interpreter (see docs), which can import the installed kcheck. PySpark
+        # 4 takes the workers' interpreter from PYSPARK_PYTHON alone (the conf is for spark-submit):
+        # without it they start `python3` from PATH, which cannot, from outside the repo.
+        python = os.environ.get("PYSPARK_PYTHON") or (conf or {}).get("spark.pyspark.python") or sys.executable
+        c.set("spark.pyspark.python", python)
+        os.environ["PYSPARK_PYTHON"] = python
     for k, v in (conf or {}).items():
         c.set(k, v)
     log_path = Path(log_path or default_log_path())

@@ -161,6 +161,8 @@ class ModelDefinition:
     variants: Sequence[Variant]  # the first is the unmodified protocol, "kafka-4.1"
     build: Callable[[Mapping[str, Any], str], Model]
     invariants: Sequence[tuple[str, str, str]] = field(default_factory=tuple)  # (name, kind, description)
+    # config -> {key: (value the model uses, why)} for the keys it clamps as Kafka does
+    clamps: Callable[[Mapping[str, Any]], Mapping[str, tuple[Any, str]]] | None = None
 
 
 def action_name(action: Any) -> str:

@@ -149,7 +149,7 @@ def test_default_passes_and_reaches_everything():
 
 
 def test_one_crash_leaves_leaderless_and_drop_message_out():
-    """The default until stop 17, where the replication proofs run: one fault, no lost message."""
+    """The default before 2026-11-25, where the replication proofs run: one fault, no lost message."""
     result = explore(build("one-crash"), workers=2)
     assert result.result == "ok"
     assert result.distinct_states == 281_386 and result.depth == 35

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from model.interface import ModelDefinition
 from model.replication.model import ReplicationModel
-from model.replication.params import CONFIG_KEYS, PRESETS
+from model.replication.params import CONFIG_KEYS, PRESETS, clamps
 from model.replication.variants import VARIANTS
 
 DEFINITION = ModelDefinition(
@@ -13,4 +13,5 @@ DEFINITION = ModelDefinition(
     presets=PRESETS,
     variants=VARIANTS,
     build=lambda config, variant: ReplicationModel(config, variant),
+    clamps=clamps,
 )

@@ -51,13 +51,21 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     "zombie-leader": {"brokers": 3, "values": 1, "max_leader_epoch": 2, "max_partition_epoch": 3,
                       "crashes": 0, "lossy_crashes": 0, "fences": 2, "losses": 0, "max_faults": -1, "max_in_flight": 2,
                       "min_insync_replicas": 2},
-    # the default until stop 17: one crash (which may be lossy), no message loss; the replication
+    # the default before 2026-11-25: one crash (which may be lossy), no message loss; the replication
     # proofs run here (spec/proofs.md)
     "one-crash": {"crashes": 1, "losses": 0, "max_faults": -1},
     # one crash, a lost heartbeat and a lost message, with no joint budget: past 8 million
     # states (not a five-minute run; see spec/replication.md)
     "faults": {"crashes": 1, "fences": 1, "losses": 1, "max_faults": -1},
 }
+
+
+def clamps(c: Mapping[str, Any]) -> dict[str, tuple[Any, str]]:
+    """The keys the model uses at another value than given, as Kafka does (ModelDefinition.clamps)."""
+    out: dict[str, tuple[Any, str]] = {}
+    if c["min_insync_replicas"] > c["brokers"]:
+        out["min_insync_replicas"] = (c["brokers"], "Kafka caps it at the replication factor, brokers")
+    return out
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,9 @@ class Params:
 
     @classmethod
     def from_config(cls, c: Mapping[str, Any]) -> "Params":
+        if c["lossy_crashes"] > c["crashes"]:  # a lossy crash is one of the crashes
+            raise ValueError(f"lossy_crashes = {c['lossy_crashes']} is more than crashes = {c['crashes']} "
+                             "(a lossy crash is one of the crashes; lower lossy_crashes too)")
         return cls(
             n=c["brokers"], values=c["values"], max_leader_epoch=c["max_leader_epoch"],
             max_partition_epoch=c["max_partition_epoch"], crashes=c["crashes"],

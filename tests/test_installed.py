@@ -1,0 +1,60 @@
+"""kcheck after a non-editable install (`pip install .`), run from a directory other than the
+repo: the default gate file comes with the package, and Spark's executors import kcheck.
+
+The install is a venv without pip whose only extra path is this interpreter's site-packages,
+for the dependencies (a .pth line adds that directory to sys.path but does not run its own .pth
+files, so the editable install of the repo stays out); kcheck goes in with `pip --target`."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import java_available
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a venv holding a non-editable install of this checkout."""
+    venv = tmp_path_factory.mktemp("installed") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, str(ROOT)],
+                   check=True, capture_output=True)
+    where = subprocess.run([str(python), "-c", "import checker; print(checker.__file__)"], check=True,
+                           capture_output=True, text=True, cwd=venv).stdout
+    assert where.startswith(site), where  # not the repo's
+    return python
+
+
+def _kcheck(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(python), "-m", "checker.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_gate_without_a_file_uses_the_installed_one(installed: Path, tmp_path: Path) -> None:
+    p = _kcheck(installed, tmp_path, "gate", "--only", "R12-hw-ignores-min-isr", "--json", "--quiet")
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert Path(report["gate_file"]).read_bytes() == (ROOT / "spec" / "gate.toml").read_bytes()
+    assert not Path(report["gate_file"]).is_relative_to(ROOT)
+    assert [r["name"] for r in report["rows"]] == ["R12-hw-ignores-min-isr"] and report["passed"] == 1
+
+
+@pytest.mark.slow  # a JVM and a Spark job: about 30 s on 2 shared cores
+@pytest.mark.skipif(not java_available(), reason="Spark needs Java")
+def test_spark_executors_import_the_installed_kcheck(installed: Path, tmp_path: Path) -> None:
+    p = _kcheck(installed, tmp_path, "simulate", "--engine", "spark", "--walks", "8", "--depth", "4",
+                "--json", "--quiet")
+    assert p.returncode in (0, 1), p.stderr  # a verdict, whatever it is, means the executors ran
+    report = json.loads(p.stdout)
+    assert report["engine"] == "spark" and report["walks"] == 8
