@@ -127,10 +127,10 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
                            path=config_file, overrides=overrides)
     except ConfigError as e:
         raise ConfigError(f"{where}: {e}") from None
-    invariants = [p.name for p in built.properties if p.kind == "always"]
+    invariants = [p.name for p in built.properties if p.kind == "always" or p.temporal]
     if expect != HOLDS and expect not in invariants:
         raise ConfigError(f"{where}: expect {expect!r} is not an invariant of model {model} "
-                          f"(expect \"holds\" or one of: {', '.join(invariants)})")
+                          f"(expect \"holds\" or one of: {', '.join(invariants)}; temporal properties count too)")
     declared = next(v for v in rc.definition.variants if v.name == variant)
     checked = _checked_invariants(table, declared, invariants, str(expect), where)
     row = Row(name=str(name), model=str(model), variant=str(variant), preset=preset, config_file=config_file,
@@ -237,6 +237,11 @@ class Outcome:
     error: str | None = None
     itf: str | None = None  # the counterexample as ITF text, when traces were asked for
     text: str | None = None  # its human rendering
+    kind: str = "safety"  # of the violation: "safety" or "liveness" (a lasso)
+    liveness: str | None = None  # the liveness pass: None (not run), "ok", "violation", "unreached", "incomplete"
+    liveness_states: int = 0
+    cut_by_bound: int = 0  # fair cycles that exist only because of a bound (never violations)
+    unreached_antecedents: list[str] = field(default_factory=list)  # leads_to whose P never held
 
 
 def trace_meta(row: Row, rc: RunConfig, invariant: str, description: str) -> dict[str, Any]:
@@ -244,16 +249,48 @@ def trace_meta(row: Row, rc: RunConfig, invariant: str, description: str) -> dic
             "invariant": invariant, "description": description, "bug_id": row.bug_id}
 
 
-def trace_text(row: Row, rc: RunConfig, model: Any, trace: Sequence[Any], invariant: str, description: str) -> str:
-    """The human rendering written next to an ITF trace: a short header, then the protocol log."""
+def trace_text(row: Row, rc: RunConfig, model: Any, trace: Sequence[Any], invariant: str, description: str,
+               loop: int | None = None) -> str:
+    """The human rendering written next to an ITF trace: a short header, then the protocol log
+    (with `loop`, a lasso: the liveness property's counterexample)."""
     from checker.render import render_text
 
     bug = f"{row.bug_id} " if row.bug_id else ""
     config = " ".join(f"{k}={json.dumps(v)}" for k, v in rc.config.items())
+    what = (f"invariant {invariant} violated after {len(trace) - 1} step(s)" if loop is None else
+            f"liveness property {invariant} violated: {loop} step(s), then a cycle of {len(trace) - 1 - loop}"
+            " step(s) forever")
     header = [f"{bug}{row.model} {row.variant} (preset {row.preset}): {row.variant_description}",
-              f"config: {config}",
-              f"invariant {invariant} violated after {len(trace) - 1} step(s)", ""]
-    return "\n".join(header) + "\n" + render_text(model, trace, invariant, description) + "\n"
+              f"config: {config}", what, ""]
+    return "\n".join(header) + "\n" + render_text(model, trace, invariant, description, loop=loop) + "\n"
+
+
+def _liveness(row: Row, rc: RunConfig, model: Any, out: Outcome, want_traces: bool) -> None:
+    """The liveness pass of a row whose safety pass ended ok (when its model has temporal
+    properties): its outcome, and a lasso as the row's counterexample."""
+    from checker.liveness import check_liveness, temporal_properties
+
+    if not temporal_properties(model):
+        return
+    live = check_liveness(model, max_states=row.max_states)
+    out.liveness, out.liveness_states = live.result, live.states
+    out.cut_by_bound = sum(o.fair_sets for o in live.outcomes if o.result == "ok")  # none was genuine
+    out.unreached_antecedents = [o.name for o in live.outcomes if o.result == "unreached"]
+    if live.result == "incomplete":
+        out.outcome = "incomplete"
+    bad = live.violation
+    if bad is None or bad.lasso is None:
+        return
+    out.outcome, out.kind, out.invariant = "violation", "liveness", bad.name
+    trace, loop = bad.lasso.trace, bad.lasso.loop
+    out.trace_length = len(trace) - 1
+    if want_traces and row.is_bug and bad.name == row.expect:
+        from checker import itf
+
+        meta = trace_meta(row, rc, bad.name, bad.description)
+        meta["kind"] = "liveness"
+        out.itf = itf.dumps(itf.to_itf(model, trace, meta, loop=loop))
+        out.text = trace_text(row, rc, model, trace, bad.name, bad.description, loop=loop)
 
 
 def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
@@ -269,6 +306,8 @@ def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
         r = explore(model, max_states=row.max_states, workers=workers)
         out = Outcome(row.name, r.result, r.distinct_states, r.states_generated, r.depth,
                       unreached=list(r.unreached), never_enabled=list(r.never_enabled), interrupted=r.interrupted)
+        if r.result == "ok":
+            _liveness(row, rc, model, out, want_traces)
         if r.violation is not None:
             trace, invariant = r.violation["trace"], r.violation["invariant"]
             out.invariant, out.trace_length = invariant, len(trace) - 1
@@ -315,9 +354,15 @@ def judge(row: Row, out: Outcome) -> Verdict:
     if not row.is_bug:
         if out.outcome == "violation":
             return Verdict(row, out, False, f"expected to hold, but invariant {out.invariant} is violated {steps}")
+        if out.unreached_antecedents:
+            return Verdict(row, out, False, "vacuous liveness: the antecedent of "
+                           + ", ".join(out.unreached_antecedents) + " holds in no reachable state")
         notes = [f"sometimes-property {p} never reached" for p in out.unreached]
         notes += [f"action {a} never enabled" for a in out.never_enabled]
-        return Verdict(row, out, True, "every invariant holds", notes)
+        if out.liveness == "ok" and out.cut_by_bound:
+            notes.append(f"{out.cut_by_bound:,} fair cycle(s) cut by a bound (not violations)")
+        what = "every invariant and temporal property holds" if out.liveness == "ok" else "every invariant holds"
+        return Verdict(row, out, True, what, notes)
     if out.outcome == "ok":
         return Verdict(row, out, False, f"expected a violation of {row.expect}, but every invariant holds: "
                                         "the checker went blind to this bug")

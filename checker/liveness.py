@@ -611,6 +611,7 @@ class LivenessResult:
     outcomes: list[Outcome]
     fairness: list[dict[str, str]]
     max_states: Optional[int] = None
+    interrupted: bool = False
 
     @property
     def violation(self) -> Optional[Outcome]:
@@ -632,21 +633,26 @@ def check_liveness(model: Model, *, max_states: Optional[int] = None,
     """Build the graph of `liveness_model(model)` and check every temporal property on it."""
     start = time.perf_counter()
     lm = liveness_model(model)
-    props = temporal_properties(lm)
+    wanted = {p.name for p in temporal_properties(model)}  # `model` may be a selection of them
+    props = [p for p in temporal_properties(lm) if p.name in wanted]
     fairness = [{"action": f.action, "strength": f.strength, "reason": f.reason,
                  "condition": (f.when.__doc__ or "").strip().splitlines()[0] if f.when is not None else ""}
                 for f in getattr(lm, "fairness", ())]
+    g = None
+    outcomes: list[Outcome] = []
     try:
         g = build_graph(lm, props, max_states=max_states, progress=progress, progress_every=progress_every)
-    except GraphLimit:
-        return LivenessResult("incomplete", max_states or 0, 0, 0, time.perf_counter() - start,
-                              time.perf_counter() - start, 0, 0, [], fairness, max_states)
-    blocked = BlockedCache(g)
-    outcomes = []
-    for p in props:
-        if progress is not None:
-            progress(f"liveness: checking {p.name} on {g.states:,} states")
-        outcomes.append(check_property(g, p, blocked))
+        blocked = BlockedCache(g)
+        for p in props:
+            if progress is not None:
+                progress(f"liveness: checking {p.name} on {g.states:,} states")
+            outcomes.append(check_property(g, p, blocked))
+    except (GraphLimit, KeyboardInterrupt) as e:
+        seconds = time.perf_counter() - start
+        return LivenessResult("incomplete", g.states if g else (max_states or 0), g.edges if g else 0,
+                              g.depth if g else 0, g.seconds if g else seconds, seconds, g.nbytes() if g else 0,
+                              len(g.fair_actions) if g else 0, outcomes, fairness, max_states,
+                              interrupted=isinstance(e, KeyboardInterrupt))
     if any(o.result == VIOLATION for o in outcomes):
         result = VIOLATION
     elif any(o.result == UNREACHED for o in outcomes):
@@ -683,7 +689,8 @@ def liveness_report(live: LivenessResult) -> dict[str, Any]:
 def liveness_lines(live: LivenessResult) -> list[str]:
     """The liveness part of `kcheck check`'s text summary."""
     if live.result == "incomplete":
-        return [f"liveness:         incomplete (the graph passed --max-states {live.max_states})"]
+        why = "interrupted" if live.interrupted else f"the graph passed --max-states {live.max_states}"
+        return [f"liveness:         incomplete ({why})"]
     lines = [f"liveness:         {live.result} ({len(live.outcomes)} temporal properties on {live.states:,} states,"
              f" {live.edges:,} edges, {live.seconds:.2f} s; {live.graph_bytes / max(live.edges, 1):.0f} bytes/edge)"]
     for o in live.outcomes:
@@ -696,3 +703,34 @@ def liveness_lines(live: LivenessResult) -> list[str]:
         lines.append(f"  {o.name} ({o.kind}): {o.result}; {antecedent}; {o.fair_sets:,} fair cycle(s) in its"
                      f" region of {o.region_states:,} states{cut}")
     return lines
+
+
+def unfair_in_cycle(model: Model, cycle: list[tuple[Any, Any]]) -> list[str]:
+    """Why a cycle (the states after `loop` of a lasso, as (action taken to reach it, state), the
+    first entry being the state at `loop`) is not a fair behaviour of `model` when repeated
+    forever: each fair action enabled in every state of it (weak) or in some state (strong) and
+    never taken in it. Enabledness is the liveness model's (`liveness_model`). Empty: fair."""
+    lm = liveness_model(model)
+    fairness = {f.action: f for f in getattr(lm, "fairness", ())}
+    states = [s for _, s in cycle]
+    taken = set()
+    for (_, s), (a, _) in zip(cycle, cycle[1:]):
+        f = fairness.get(action_name(a))
+        if f is not None and (f.when is None or f.when(s, a)):
+            taken.add((a.__class__, a))
+    enabled: list[set[tuple[Any, Any]]] = []
+    for s in states:
+        here = set()
+        for a in lm.actions(s):
+            f = fairness.get(action_name(a))
+            if f is not None and (f.when is None or f.when(s, a)) and lm.next_state(s, a) is not None:
+                here.add((a.__class__, a))
+        enabled.append(here)
+    reasons = []
+    for key in sorted(set().union(*enabled) - taken, key=repr):
+        f = fairness[key[0].__name__]
+        everywhere = all(key in e for e in enabled)
+        if f.strength == "strong" or everywhere:
+            where = "in every state of the cycle" if everywhere else "in a state of the cycle"
+            reasons.append(f"{key[1]!r} ({f.strength} fairness) is enabled {where} and never taken")
+    return reasons

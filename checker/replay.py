@@ -59,6 +59,7 @@ class Outcome:
     seconds: float = 0.0
     loop: int | None = None  # a lasso's loop index (the trace's `loop`)
     cycle_closed: bool | None = None  # whether the last state can be the state at `loop`
+    unfair: list[str] = field(default_factory=list)  # why the lasso's cycle is not fair, if it is not
 
 
 def model_variables(model: Any) -> list[str]:
@@ -203,12 +204,39 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
         candidates = closing
     elif at_loop is not None:
         outcome.cycle_closed = True
+    if at_loop is not None and loop is not None and len(at_loop) == 1:
+        outcome.unfair = _cycle_unfairness(model, next(iter(at_loop)), steps[loop + 1:])
+        if outcome.unfair:
+            outcome.failed_step = len(steps) - 1
+            outcome.seconds = time.perf_counter() - start
+            return outcome
     outcome.result = VALID
     outcome.final_candidates = len(candidates)
     always = [p for p in model.properties if p.kind == "always"]
     outcome.broken_invariants = [p.name for p in always if all(not p.predicate(s) for s in candidates)]
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def _cycle_unfairness(model: Any, first: Any, steps: Sequence[Step]) -> list[str]:
+    """A lasso's cycle, followed from its (only) state at `loop` by the actions the trace names,
+    judged by the model's fairness (checker.liveness.unfair_in_cycle); nothing when a step names
+    no action or several states match."""
+    from checker.liveness import unfair_in_cycle
+
+    cycle: list[tuple[Any, Any]] = [(None, first)]
+    state = first
+    for named, values in steps:
+        if named is None:
+            return []
+        matches = [t for a in model.actions(state) if _squeeze(repr(a)) == _squeeze(named)
+                   for t in [model.next_state(state, a)] if t is not None and _matches(model.to_json(t), values)]
+        if len(matches) != 1:
+            return []
+        action = next(a for a in model.actions(state) if _squeeze(repr(a)) == _squeeze(named))
+        state = matches[0]
+        cycle.append((action, state))
+    return unfair_in_cycle(model, cycle)
 
 
 def _forms(state: Any, reduce: Callable[[Any], Any] | None) -> tuple[Any, ...]:
@@ -411,6 +439,7 @@ def report_json(path: str, rc: RunConfig, o: Outcome, max_candidates: int, gap: 
         "broken_invariants": o.broken_invariants,
         "loop": o.loop,
         "cycle_closed": o.cycle_closed,
+        "unfair": o.unfair,
         "seconds": round(o.seconds, 3),
     }
 
@@ -451,6 +480,11 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
     if o.result == INCOMPLETE:
         lines.append(f"result:   incomplete: more than {max_candidates:,} model states match step {step} "
                      "(raise --max-candidates, give more variables" + (", lower --gap)" if gap else ")"))
+        return "\n".join(lines)
+    if o.unfair:
+        lines.append(f"result:   invalid: the lasso's cycle (steps {(o.loop or 0) + 1}..{o.steps}) is not a fair"
+                     " behaviour of this model:")
+        lines.extend(f"  {why}" for why in o.unfair)
         return "\n".join(lines)
     if o.cycle_closed is False:
         lines.append(f"result:   invalid: the lasso does not close: no state the trace can be in at its last step"

@@ -3,7 +3,9 @@
 Some catalogue entries are stories about one invariant that another one, checked first, would
 pre-empt (R2: divergent logs, visible as `log_matching`, after a loss that breaks completeness
 first). Checking only the named `always` properties gives that invariant's shortest
-counterexample. Every `sometimes` property is kept, so vacuity is still reported.
+counterexample. Every `sometimes` property is kept, so vacuity is still reported. A temporal
+property may be named too; the liveness pass then checks only the named ones (none, when only
+invariants are named).
 """
 from __future__ import annotations
 
@@ -17,11 +19,11 @@ class SelectedInvariants:
     """Delegates everything to `model` except `properties`: only the named invariants remain."""
 
     def __init__(self, model: Model, names: Sequence[str]) -> None:
-        known = [p.name for p in model.properties if p.kind == "always"]
+        known = [p.name for p in model.properties if p.kind == "always" or p.temporal]
         unknown = [n for n in names if n not in known]
         if unknown:
             raise ConfigError(f"unknown invariant {', '.join(unknown)} for model {model.name} "
-                              f"(invariants: {', '.join(known)})")
+                              f"(invariants and temporal properties: {', '.join(known)})")
         self._model = model
         self.properties: list[Property] = [
             p for p in model.properties if p.kind == "sometimes" or p.name in names

@@ -7,6 +7,7 @@ disk loss with KIP-853 directory ids. See spec/kraft.md.
 from __future__ import annotations
 
 from model.interface import ModelDefinition
+from model.kraft import liveness
 from model.kraft.model import KraftModel
 from model.kraft.params import CONFIG_KEYS, PRESETS, Params
 from model.kraft.properties import properties
@@ -20,6 +21,7 @@ DEFINITION = ModelDefinition(
     variants=VARIANTS,
     build=lambda config, variant: KraftModel(config, variant),
     invariants=tuple(
-        (p.name, p.kind, p.description) for p in properties(Params.defaults(), Protocol())
+        (p.name, p.kind, p.description)
+        for p in properties(Params.defaults(), Protocol()) + liveness.properties(Params.defaults(), Protocol())
     ),
 )

@@ -45,6 +45,10 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
                 "stale_requests": False, "follower_hw": False},
     # vote-without-log-check (K2): two elections, the LeaderChange record committed, no faults.
     "elections": {"max_epoch": 2, "max_log": 1, "max_in_flight": 1, "faults": 0},
+    # no-check-quorum (K8, K9): two voters, two epochs, any one fault (a cut link isolates the
+    # leader), timers unbounded so a fair cycle is not cut by their budget
+    "isolated-leader": {"voters": 2, "max_epoch": 2, "max_log": 2, "max_in_flight": 1, "faults": 1,
+                        "timeouts": -1},
     # vote-not-persisted (K3): one election, two messages in flight, crash-restarts.
     "restart": {"max_epoch": 1, "max_log": 1, "max_in_flight": 2, "stale_requests": False,
                 "follower_hw": False, "faults": 1, "restarts": 1, "disk_losses": 0, "partitions": 0,

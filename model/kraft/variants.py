@@ -55,20 +55,20 @@ VARIANTS = (
     Variant(
         "no-check-quorum",
         "a leader never resigns for lack of fetches from a majority: an availability variant, every"
-        " safety invariant still holds (a partitioned leader keeps its role)",
-        expect="holds",
+        " safety invariant still holds; a leader cut off from the majority keeps its role forever",
+        expect="isolated_leader_resigns",
         bug_id="K8",
         reference="KIP-996; KAFKA-15489 (LeaderState check quorum)",
-        preset="elections",
+        preset="isolated-leader",
     ),
     Variant(
         "no-pre-vote-no-check-quorum",
         "both KIP-996 mechanisms off (Raft as in KRaft before 3.9): an availability variant, every"
-        " safety invariant still holds",
-        expect="holds",
+        " safety invariant still holds; a leader cut off from the majority keeps its role forever",
+        expect="isolated_leader_resigns",
         bug_id="K9",
         reference="KIP-996",
-        preset="elections",
+        preset="isolated-leader",
     ),
 )
 
