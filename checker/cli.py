@@ -392,11 +392,15 @@ def _list_text(m: dict[str, Any]) -> str:
         expect = "holds" if v["expect"] == "holds" else f"breaks {v['expect']}"
         lines.append(f"    {v['name']}{bug}: expected {expect} on preset {v['preset']}")
         lines.append(f"      {v['description']}" + (f" [ref: {v['reference']}]" if v["reference"] else ""))
-    for kind, title in (("always", "invariants (always)"), ("sometimes", "sometimes-properties")):
+    for kinds, title in ((("always",), "invariants (always)"), (("sometimes",), "sometimes-properties"),
+                         (("eventually", "leads_to", "always_eventually"), "temporal properties (liveness)")):
+        listed = [p for p in m["properties"] if p["kind"] in kinds]
+        if not listed and kinds[0] not in ("always", "sometimes"):
+            continue
         lines.append(f"  {title}:")
-        for p in m["properties"]:
-            if p["kind"] == kind:
-                lines.append(f"    {p['name']}" + (f": {p['description']}" if p["description"] else ""))
+        for p in listed:
+            kind = f" [{p['kind']}]" if len(kinds) > 1 else ""
+            lines.append(f"    {p['name']}{kind}" + (f": {p['description']}" if p["description"] else ""))
     lines.append("  config keys:")
     for k in m["config_keys"]:
         bounds = ""

@@ -354,13 +354,10 @@ class Outcome:
     antecedent_states: int  # states where P holds (leads_to), initial states (eventually), all states
     region_states: int  # not-Q states reachable from a P-and-not-Q state through not-Q states
     fair_sets: int  # fair sets found in that region before bounds are lifted
-    cut_by_bound: dict[str, int] = field(default_factory=dict)  # bound -> fair sets that exist only by it
+    cut_by_bound: dict[str, int] = field(default_factory=dict)  # bound -> cut fair sets where it blocks an action
+    cut: int = 0  # fair sets that exist only because a bound blocks a fair action
     lasso: Optional[Lasso] = None
     seconds: float = 0.0
-
-    @property
-    def cut(self) -> int:
-        return sum(self.cut_by_bound.values())
 
 
 def check_property(g: Graph, prop: Property, blocked: "BlockedCache") -> Outcome:
@@ -415,6 +412,7 @@ def check_property(g: Graph, prop: Property, blocked: "BlockedCache") -> Outcome
             if violating is None or _rank(g, pred, genuine[0]) < _rank(g, pred, violating):
                 violating = genuine[0]
         else:
+            out.cut += 1
             for bound in blocked.bounds(part):
                 out.cut_by_bound[bound] = out.cut_by_bound.get(bound, 0) + 1
     if violating is not None:
@@ -698,8 +696,8 @@ def liveness_lines(live: LivenessResult) -> list[str]:
                       "eventually": f"{o.antecedent_states:,} initial states",
                       "always_eventually": "every state"}[o.kind]
         cut = ""
-        if o.cut_by_bound:
-            cut = "; cut by bound: " + ", ".join(f"{b} {n:,}" for b, n in sorted(o.cut_by_bound.items()))
+        if o.cut:
+            cut = f"; {o.cut:,} cut by a bound (" + ", ".join(f"{b} {n:,}" for b, n in sorted(o.cut_by_bound.items())) + ")"
         lines.append(f"  {o.name} ({o.kind}): {o.result}; {antecedent}; {o.fair_sets:,} fair cycle(s) in its"
                      f" region of {o.region_states:,} states{cut}")
     return lines

@@ -297,3 +297,53 @@ def test_a_liveness_counterexample_prints_its_cycle(capsys):
     assert code == 1
     assert "counterexample: liveness property isolated_leader_resigns (always_eventually) violated" in out
     assert "--- cycle: steps" in out and "repeat forever" in out
+
+
+# --- docs/liveness.md's commands ------------------------------------------------------------------
+
+DOC_COMMANDS = [  # (command as docs/liveness.md shows it, its exit code, slow)
+    ("kcheck check --model kraft --preset isolated-leader", 0, False),
+    ("kcheck check --model kraft --variant no-check-quorum --preset isolated-leader --trace-out k8.itf.json", 1, False),
+    ("kcheck replay k8.itf.json", 0, False),
+    ("kcheck replay k8.itf.json --variant kafka-4.1", 1, False),
+    ("kcheck check --model kraft --variant no-pre-vote --preset elections", 0, True),
+    ("kcheck check --model kraft --preset isolated-leader --no-liveness", 0, False),
+]
+
+
+def _doc_block() -> list[str]:
+    text = (ROOT / "docs" / "liveness.md").read_text()
+    block = text.split("```\n", 2)[1]
+    return [line for line in block.splitlines() if line.startswith("kcheck ")]
+
+
+def test_the_doc_shows_exactly_the_tested_commands():
+    assert _doc_block() == [c for c, _, _ in DOC_COMMANDS]
+
+
+def test_the_doc_commands_run(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for command, code, slow in DOC_COMMANDS:
+        if slow:
+            continue  # test_the_slow_doc_command_runs
+        args = command.split()[1:]
+        got = main(args + (["--quiet"] if args[0] in ("check", "replay") else []))
+        out, err = capsys.readouterr()
+        assert got == code, (command, out[-2000:], err[-2000:])
+
+
+@pytest.mark.slow
+def test_the_slow_doc_command_runs(capsys, tmp_path, monkeypatch):
+    """K7 on the elections preset: about 30 s of safety search, then the pass reports its cycles cut."""
+    monkeypatch.chdir(tmp_path)
+    got = main(["check", "--model", "kraft", "--variant", "no-pre-vote", "--preset", "elections", "--quiet", "--json"])
+    report = json.loads(capsys.readouterr()[0])
+    assert got == 0 and report["liveness"]["result"] == "ok"
+    assert sum(p["cut_by_bound"] for p in report["liveness"]["properties"]) > 0
+
+
+def test_list_shows_the_temporal_properties(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr()[0]
+    assert "temporal properties (liveness):" in out
+    assert "isolated_leader_resigns [always_eventually]" in out
