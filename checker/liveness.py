@@ -42,12 +42,62 @@ class GraphLimit(Exception):
     """The state graph outgrew `max_states`."""
 
 
+class FingerprintIndex:
+    """Fingerprint -> state index, in two arrays instead of a dict (a dict costs about 100 bytes
+    a state): the fingerprints in index order (8 bytes a state) and an open-addressing table of
+    indexes (4 bytes a slot, at most half full)."""
+
+    def __init__(self) -> None:
+        self.fps = array("q")
+        self.mask = (1 << 16) - 1
+        self.table = array("i", [-1]) * (self.mask + 1)
+
+    def __len__(self) -> int:
+        return len(self.fps)
+
+    def get(self, fp: int) -> int:
+        """The index of `fp`, or -1."""
+        table, fps, mask = self.table, self.fps, self.mask
+        h = fp & mask
+        while True:
+            i = table[h]
+            if i < 0 or fps[i] == fp:
+                return i
+            h = (h + 1) & mask
+
+    def add(self, fp: int) -> int:
+        """Give `fp` (not yet present) the next index."""
+        i = len(self.fps)
+        self.fps.append(fp)
+        if 2 * (i + 1) > self.mask + 1:
+            self._grow()
+        else:
+            self._place(fp, i)
+        return i
+
+    def _place(self, fp: int, i: int) -> None:
+        table, mask = self.table, self.mask
+        h = fp & mask
+        while table[h] >= 0:
+            h = (h + 1) & mask
+        table[h] = i
+
+    def _grow(self) -> None:
+        self.mask = 2 * self.mask + 1
+        self.table = array("i", [-1]) * (self.mask + 1)
+        for i, fp in enumerate(self.fps):
+            self._place(fp, i)
+
+    def nbytes(self) -> int:
+        return self.fps.itemsize * len(self.fps) + self.table.itemsize * len(self.table)
+
+
 @dataclass
 class Graph:
     """The reachable state graph of a model, in compact arrays (see the module docstring)."""
 
     model: Any
-    index: dict[int, int]  # fingerprint -> state index
+    index: FingerprintIndex  # fingerprint (as a signed 64-bit int) -> state index
     offsets: array  # n + 1 edge offsets
     dst: array  # edge -> target state
     fid: array  # edge -> fair action instance, or -1
@@ -70,11 +120,10 @@ class Graph:
         return len(self.dst)
 
     def nbytes(self) -> int:
-        """Bytes held by the arrays and the fingerprint index (an estimate for the index: a
-        dict slot and two ints per state)."""
+        """Bytes held by the graph's arrays and its fingerprint index."""
         arrays = (self.offsets, self.dst, self.fid, self.pos, self.parent_edge, self.source)
         total = sum(a.itemsize * len(a) for a in arrays) + sum(len(m) for m in self.marks.values())
-        return total + 104 * len(self.index)
+        return total + self.index.nbytes()
 
     # --- states on demand ---------------------------------------------------------------------
 
@@ -88,8 +137,8 @@ class Graph:
                 v = self.source[v]
         model = self.model
         inits = list(model.init_states())
-        fp_of = state_fingerprint(model)
-        init_by_index = {self.index[fp_of(s)]: s for s in inits}
+        fp_of = _signed(state_fingerprint(model))
+        init_by_index = {self.index.get(fp_of(s)): s for s in inits}
         out: dict[int, Any] = {}
         for v in sorted(need):  # parents have smaller indexes (BFS order)
             e = self.parent_edge[v]
@@ -112,6 +161,15 @@ class Graph:
         return chain[::-1]
 
 
+def _signed(fp_of: Callable[[Any], int]) -> Callable[[Any], int]:
+    """Fingerprints folded into signed 64-bit ints (a BLAKE2b digest may be wider; a tuple hash is)."""
+    def fp(s: Any) -> int:
+        x = fp_of(s) & 0xFFFFFFFFFFFFFFFF
+        return x - (1 << 64) if x >= 1 << 63 else x
+
+    return fp
+
+
 def predicate_keys(properties: Iterable[Property]) -> list[tuple[str, Callable[[Any], bool]]]:
     """The predicates a graph must mark, keyed `name` (P) and `name->` (Q of a leads_to)."""
     out = []
@@ -130,13 +188,13 @@ def build_graph(model: Model, properties: list[Property], *, max_states: Optiona
     start = time.perf_counter()
     actions_of = model.actions
     next_state = model.next_state
-    fp_of = state_fingerprint(model)
+    fp_of = _signed(state_fingerprint(model))
     fairness = {f.action: f for f in getattr(model, "fairness", ())}
     by_type: dict[type, Any] = {}
     keys = predicate_keys(properties)
     marks = {k: bytearray() for k, _ in keys}
     mark_lists = [(marks[k].append, pred) for k, pred in keys]
-    index: dict[int, int] = {}
+    index = FingerprintIndex()
     offsets = array("q", [0])
     dst = array("i")
     fid = array("i")
@@ -154,7 +212,7 @@ def build_graph(model: Model, properties: list[Property], *, max_states: Optiona
     def add(s: Any, fp: int, e: int, src: int) -> None:
         if len(index) == limit:
             raise GraphLimit(limit)
-        index[fp] = len(index)
+        index.add(fp)
         parent_edge.append(e)
         source.append(src)
         depth_of.append(0 if src < 0 else depth_of[src] + 1)
@@ -164,7 +222,7 @@ def build_graph(model: Model, properties: list[Property], *, max_states: Optiona
 
     for s in model.init_states():
         fp = fp_of(s)
-        if fp not in index:
+        if index.get(fp) < 0:
             add(s, fp, -1, -1)
     v = 0
     while states:
@@ -175,7 +233,7 @@ def build_graph(model: Model, properties: list[Property], *, max_states: Optiona
                 continue
             fp = fp_of(t)
             w = index.get(fp)
-            if w is None:
+            if w < 0:
                 add(t, fp, len(dst), v)
                 w = len(index) - 1
             kind = a.__class__
