@@ -71,16 +71,17 @@ class ReplicationModel:
                 m = ReplicationModel.__new__(ReplicationModel)
                 m.params, m.ctx = q, Context(q, self.ctx.r)
                 self._lifted.append((name, m))
-        enabled = {a for a in self.actions(s)
+        # keyed by (kind, action): action values of different kinds may be equal tuples
+        enabled = {(type(a), a) for a in self.actions(s)
                    if type(a).__name__ in liveness.FAIR_KINDS and self.next_state(s, a) is not None}
         out: list[tuple[Any, str]] = []
-        seen: set[Any] = set()
         for name, m in self._lifted:
             for a in m.actions(s):
-                if (a in enabled or a in seen or type(a).__name__ not in liveness.FAIR_KINDS
+                key = (type(a), a)
+                if (key in enabled or type(a).__name__ not in liveness.FAIR_KINDS
                         or _STEP[type(a)](s, m.ctx, a) is None):
                     continue
-                seen.add(a)
+                enabled.add(key)
                 out.append((a, name))
         return out
 
