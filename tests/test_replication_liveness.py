@@ -87,7 +87,7 @@ def test_bound_blocked_names_max_in_flight() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("preset", ["stale-fetch", "two-values", "last-replica-standing", "epoch-lookup"])
+@pytest.mark.parametrize("preset", ["stale-fetch", "two-values", "last-replica-standing"])
 def test_kafka_holds_every_liveness_property(preset: str) -> None:
     live = check_liveness(build(preset))
     assert live.result == OK, [(o.name, o.result) for o in live.outcomes]
