@@ -83,6 +83,9 @@ def waited_for(s: State, b: int, lb: Broker, ctx: Context | None = None) -> tupl
     leo = len(lb.log)
     maximal = lb.maximal_isr
     check = isr_eligible if ctx is None or ctx.r.member_fenced_check else isr_eligible_without_fencing
+    if ctx is not None and not ctx.r.hw_skips_ineligible:  # variant R18 (pre-KAFKA-15021)
+        return tuple(f for f, (f_leo, _, recent) in enumerate(lb.followers)
+                     if f != b and f not in maximal and (recent or f_leo == leo))
     return tuple(
         f for f, (f_leo, f_epoch, recent) in enumerate(lb.followers)
         if f != b and f not in maximal and (recent or f_leo == leo) and check(s, f, f_epoch)

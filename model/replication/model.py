@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from model.replication import actions as A
-from model.replication import broker_actions, controller_actions, fault_actions
+from model.replication import broker_actions, controller_actions, fault_actions, liveness
 from model.replication.context import Context
 from model.replication.params import Params
 from model.replication.properties import properties
@@ -51,12 +51,39 @@ class ReplicationModel:
     name = "replication"
     action_kinds = A.ACTION_KINDS
 
-    def __init__(self, config: Mapping[str, Any], variant: str = "kafka-4.1") -> None:
+    def __init__(self, config: Mapping[str, Any], variant: str = "kafka-4.1", timely: bool = False) -> None:
         self.config = dict(config)
         self.variant = variant
+        self.timely = timely
         self.params = Params.from_config(config)
         self.ctx = Context(self.params, Rules.of(variant))
-        self.properties = properties(self.params)
+        self.properties = properties(self.params) + liveness.properties(self.params)
+        self.fairness = liveness.FAIRNESS
+        self._lifted: list[tuple[str, ReplicationModel]] | None = None
+
+    def bound_blocked(self, s: State) -> list[tuple[Any, str]]:
+        """The fair actions disabled in s that raising one bound (max_leader_epoch,
+        max_partition_epoch, max_in_flight) would enable, each with that bound. The fault budgets
+        are not bounds: a fault that does not happen is a fair behaviour."""
+        if self._lifted is None:
+            self._lifted = []
+            for name, q in liveness.lifted_params(self.params):
+                m = ReplicationModel.__new__(ReplicationModel)
+                m.params, m.ctx = q, Context(q, self.ctx.r)
+                self._lifted.append((name, m))
+        # keyed by (kind, action): action values of different kinds may be equal tuples
+        enabled = {(type(a), a) for a in self.actions(s)
+                   if type(a).__name__ in liveness.FAIR_KINDS and self.next_state(s, a) is not None}
+        out: list[tuple[Any, str]] = []
+        for name, m in self._lifted:
+            for a in m.actions(s):
+                key = (type(a), a)
+                if (key in enabled or type(a).__name__ not in liveness.FAIR_KINDS
+                        or _STEP[type(a)](s, m.ctx, a) is None):
+                    continue
+                enabled.add(key)
+                out.append((a, name))
+        return out
 
     def init_states(self) -> list[State]:
         return [initial_state(self.params)]
@@ -134,7 +161,17 @@ class ReplicationModel:
 
     def next_state(self, s: State, action: Any) -> State | None:
         t = _STEP[type(action)](s, self.ctx, action)
+        if t is not None and self.timely:
+            if isinstance(action, A.DropMessage):
+                t = liveness.resend_alter_partition(s, action.message, t)
+            t = liveness.recompute_hw(t, self.ctx)
         return None if t is None else compact(t)
+
+    def liveness_model(self) -> "ReplicationModel":
+        """The timely model: the leader recomputes its HW after every step, as the next request
+        that reaches it would make it do (liveness.recompute_hw), and a lost AlterPartition is
+        sent again (liveness.resend_alter_partition)."""
+        return ReplicationModel(self.config, self.variant, timely=True)
 
     reduction = "a follower replays a record that keeps its leader and leader epoch in the step that wrote it"
 

@@ -125,6 +125,16 @@ VARIANTS = (
         preset="zombie-leader",
     ),
     Variant(
+        "hw-waits-for-ineligible",
+        "the leader's HW waits for every caught-up replica outside the ISR, eligible or not (pre-KAFKA-15021): "
+        "a follower the controller removed from the ISR when it was fenced or shut down keeps the HW below a "
+        "new record, and the produce waits until it times out",
+        expect="produce_completes",
+        bug_id="R18",
+        reference="KAFKA-15021, KAFKA-15109, Partition.maybeIncrementLeaderHW (isReplicaIsrEligible)",
+        preset="smoke",
+    ),
+    Variant(
         "response-before-metadata",
         "drops the timing assumption that a leader replays its AlterPartition's metadata record before "
         "the response: Partition.makeLeader at an equal partition epoch then clears a newer pending "
@@ -165,6 +175,7 @@ class Rules:
     stale_fetch_check: bool = True  # KAFKA-15221: a Fetch with an old broker epoch is refused
     unclean_shutdown_leaves_elr: bool = True  # KAFKA-15586: unclean shutdown removes from the ELR
     current_leader_epoch: bool = True  # KIP-320: a Fetch with another leader epoch is fenced
+    hw_skips_ineligible: bool = True  # KAFKA-15021: the HW waits for no caught-up but ISR-ineligible replica
 
     @classmethod
     def of(cls, variant: str) -> "Rules":
@@ -184,6 +195,7 @@ class Rules:
             "accept-stale-broker-epoch-fetch": cls(stale_fetch_check=False),
             "unclean-restart-keeps-elr": cls(unclean_shutdown_leaves_elr=False),
             "no-current-epoch-in-fetch": cls(current_leader_epoch=False),
+            "hw-waits-for-ineligible": cls(hw_skips_ineligible=False),
             # configuration variants: Kafka 4.1's rules under a configuration the variant forces
             "no-elr": cls(),
             "unclean-election": cls(),
