@@ -174,11 +174,18 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
                              " (see docs/cli.md)")
     parser.add_argument("--no-liveness", dest="liveness", action="store_false",
                         help="skip the liveness pass (temporal properties under fairness; see docs/liveness.md)")
+    parser.add_argument("--liveness-max-states", type=_positive_int, metavar="N", default=LIVENESS_MAX_STATES,
+                        help="skip the liveness pass, with a warning, when the safety pass or the liveness graph"
+                             f" passes N states (default {LIVENESS_MAX_STATES:,})")
+
+
+LIVENESS_MAX_STATES = 1_000_000  # the pass keeps its whole graph: a few minutes and a few hundred MB
 
 
 def _liveness_pass(args: argparse.Namespace, model: Any, r: Result) -> tuple[Any, str]:
     """The liveness pass after a safety pass that explored everything: (result or None, why
-    it was skipped)."""
+    it was skipped). Past `--liveness-max-states` the pass is skipped, not incomplete: the
+    safety verdict stands, and a warning (with --strict, result `vacuous`) says so."""
     from checker.liveness import check_liveness, temporal_properties
 
     if not temporal_properties(model):
@@ -187,8 +194,16 @@ def _liveness_pass(args: argparse.Namespace, model: Any, r: Result) -> tuple[Any
         return None, "--no-liveness"
     if r.result != "ok":
         return None, "the safety pass did not end ok"
+    limit = args.liveness_max_states
+    if r.distinct_states > limit:
+        return None, (f"the safety pass explored {r.distinct_states:,} states, more than --liveness-max-states"
+                      f" {limit:,}")
     progress = None if args.quiet else (lambda text: print(f"kcheck: {text}", file=sys.stderr, flush=True))
-    return check_liveness(model, max_states=args.max_states, progress=progress), ""
+    cap = limit if args.max_states is None else min(limit, args.max_states)
+    live = check_liveness(model, max_states=cap, progress=progress)
+    if live.result == "incomplete" and not live.interrupted and cap == limit and cap != args.max_states:
+        return None, f"the liveness graph passed --liveness-max-states {limit:,} states"
+    return live, ""
 
 
 def default_workers() -> int:
@@ -320,7 +335,8 @@ def _run_check(args: argparse.Namespace) -> int:
     result = r.result
     if result == "ok" and live is not None and live.result != "ok":
         result = {"unreached": "vacuous"}.get(live.result, live.result)
-    if result == "ok" and args.strict and (r.unreached or r.never_enabled):
+    limited = skipped.startswith("the ") and "--liveness-max-states" in skipped
+    if result == "ok" and args.strict and (r.unreached or r.never_enabled or limited):
         result = "vacuous"
     report = check_report(rc, model, r, result, live)
     report["liveness_skipped"] = skipped
@@ -334,6 +350,8 @@ def _run_check(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         for kind in r.never_enabled:
             print(f"kcheck: WARNING: action {kind} was never enabled", file=sys.stderr)
+        if limited:
+            print(f"kcheck: WARNING: the temporal properties were not checked: {skipped}", file=sys.stderr)
 
     if args.trace_out and r.violation is not None:
         from checker import itf

@@ -28,7 +28,8 @@ from checker.config import ConfigError, RunConfig, load_config, read_toml
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3
 HOLDS = "holds"
 REFERENCE_VARIANT = "kafka-4.1"  # every model's first variant: the protocol as released
-ROW_KEYS = ("name", "model", "variant", "preset", "config", "set", "expect", "invariants", "max_states", "workers")
+ROW_KEYS = ("name", "model", "variant", "preset", "config", "set", "expect", "invariants", "max_states", "workers",
+            "liveness")
 REQUIRED_KEYS = ("name", "model", "variant", "expect")
 
 
@@ -61,6 +62,7 @@ class Row:
     bug_id: str = ""
     variant_description: str = ""
     config_label: str = ""  # the preset, as written in the reports (+ file, + overrides)
+    liveness: bool = True  # run the liveness pass after a safety pass that ends ok
 
     @property
     def is_bug(self) -> bool:
@@ -119,6 +121,9 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
     if not isinstance(overrides, dict):
         raise ConfigError(f"{where}: 'set' must be a table of config keys, e.g. set = {{brokers = 2}}")
     max_states, workers = _positive(table, "max_states", where), _positive(table, "workers", where)
+    liveness = table.get("liveness", True)
+    if not isinstance(liveness, bool):
+        raise ConfigError(f"{where}: 'liveness' must be true or false, got {liveness!r}")
     try:
         rc = load_config(model=model, variant=variant, preset=preset, path=config_file, overrides=overrides)
         built = rc.build()
@@ -136,7 +141,9 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
     row = Row(name=str(name), model=str(model), variant=str(variant), preset=preset, config_file=config_file,
               overrides=tuple(overrides.items()), expect=str(expect), max_states=max_states, workers=workers,
               invariants=checked, bug_id=declared.bug_id, variant_description=declared.description,
-              config_label=_config_label(preset, config, overrides))
+              config_label=_config_label(preset, config, overrides), liveness=liveness)
+    if not liveness and expect in [p.name for p in built.properties if p.temporal]:
+        raise ConfigError(f"{where}: expect {expect!r} is a temporal property, but the row sets liveness = false")
     return row, rc, base
 
 
@@ -257,9 +264,13 @@ def trace_text(row: Row, rc: RunConfig, model: Any, trace: Sequence[Any], invari
 
     bug = f"{row.bug_id} " if row.bug_id else ""
     config = " ".join(f"{k}={json.dumps(v)}" for k, v in rc.config.items())
-    what = (f"invariant {invariant} violated after {len(trace) - 1} step(s)" if loop is None else
-            f"liveness property {invariant} violated: {loop} step(s), then a cycle of {len(trace) - 1 - loop}"
-            " step(s) forever")
+    if loop is None:
+        what = f"invariant {invariant} violated after {len(trace) - 1} step(s)"
+    elif loop == len(trace) - 1:
+        what = f"liveness property {invariant} violated: {loop} step(s), then the last state repeats forever"
+    else:
+        what = (f"liveness property {invariant} violated: {loop} step(s), then a cycle of {len(trace) - 1 - loop}"
+                " step(s) repeats forever")
     header = [f"{bug}{row.model} {row.variant} (preset {row.preset}): {row.variant_description}",
               f"config: {config}", what, ""]
     return "\n".join(header) + "\n" + render_text(model, trace, invariant, description, loop=loop) + "\n"
@@ -271,6 +282,9 @@ def _liveness(row: Row, rc: RunConfig, model: Any, out: Outcome, want_traces: bo
     from checker.liveness import check_liveness, temporal_properties
 
     if not temporal_properties(model):
+        return
+    if not row.liveness:
+        out.liveness = "off"
         return
     live = check_liveness(model, max_states=row.max_states)
     out.liveness, out.liveness_states = live.result, live.states
@@ -361,6 +375,8 @@ def judge(row: Row, out: Outcome) -> Verdict:
         notes += [f"action {a} never enabled" for a in out.never_enabled]
         if out.liveness == "ok" and out.cut_by_bound:
             notes.append(f"{out.cut_by_bound:,} fair cycle(s) cut by a bound (not violations)")
+        if out.liveness == "off":
+            notes.append("temporal properties not checked (liveness = false)")
         what = "every invariant and temporal property holds" if out.liveness == "ok" else "every invariant holds"
         return Verdict(row, out, True, what, notes)
     if out.outcome == "ok":

@@ -347,3 +347,45 @@ def test_list_shows_the_temporal_properties(capsys):
     out = capsys.readouterr()[0]
     assert "temporal properties (liveness):" in out
     assert "isolated_leader_resigns [always_eventually]" in out
+
+
+def test_a_pass_past_its_state_limit_is_skipped_with_a_warning(capsys):
+    code, out, err = run_cli(capsys, "check", "--model", "kraft", "--preset", "isolated-leader", "--quiet",
+                             "--liveness-max-states", "1000", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["result"] == "ok" and report["liveness"] is None
+    assert "more than --liveness-max-states 1,000" in report["liveness_skipped"]
+    assert "WARNING: the temporal properties were not checked" in err
+    code, out, _ = run_cli(capsys, "check", "--model", "kraft", "--preset", "isolated-leader", "--quiet",
+                           "--liveness-max-states", "1000", "--strict", "--json")
+    assert code == 1 and json.loads(out)["result"] == "vacuous"
+    # a safety pass within the limit (say a symmetry reduction made it small), a liveness graph past
+    # it: the pass stops and is skipped
+    import argparse
+
+    from checker.bfs import explore
+    from checker.cli import _liveness_pass
+    from checker.config import load_config
+
+    model = load_config(model="kraft", preset="isolated-leader").build()
+    r = explore(model, max_states=None)
+    r.distinct_states = 100
+    args = argparse.Namespace(liveness=True, liveness_max_states=1000, max_states=None, quiet=True)
+    live, skipped = _liveness_pass(args, model, r)
+    assert live is None and skipped == "the liveness graph passed --liveness-max-states 1,000 states"
+
+
+def test_a_gate_row_may_switch_the_pass_off(tmp_path, capsys):
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[row]]\nname = "k"\nmodel = "kraft"\nvariant = "kafka-4.1"\npreset = "isolated-leader"\n'
+                    'expect = "holds"\nliveness = false\n'
+                    '[[row]]\nname = "k8"\nmodel = "kraft"\nvariant = "no-check-quorum"\npreset = "isolated-leader"\n'
+                    'expect = "isolated_leader_resigns"\n')
+    code, out, _ = run_cli(capsys, "gate", str(gate), "--json", "--quiet")
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert code == 0 and rows["k"]["liveness"] == "off" and rows["k8"]["kind"] == "liveness"
+    assert "temporal properties not checked (liveness = false)" in rows["k"]["notes"]
+    gate.write_text(gate.read_text().replace('expect = "isolated_leader_resigns"\n',
+                                             'expect = "isolated_leader_resigns"\nliveness = false\n'))
+    code, _, err = run_cli(capsys, "gate", str(gate), "--quiet")
+    assert code == 2 and "is a temporal property, but the row sets liveness = false" in err
