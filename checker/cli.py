@@ -179,6 +179,15 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
                              f" passes N states (default {LIVENESS_MAX_STATES:,})")
 
 
+def _variant_note(rc: RunConfig, result: str) -> str:
+    """For a bug variant that passed on another preset than its own: where its bug is expected."""
+    declared = next((v for v in rc.definition.variants if v.name == rc.variant), None)
+    if result != "ok" or declared is None or declared.expect == "holds" or rc.preset == declared.preset:
+        return ""
+    return (f"variant {rc.variant}'s bug is expected to break {declared.expect} on preset {declared.preset},"
+            f" not on {rc.preset}: try --preset {declared.preset}")
+
+
 LIVENESS_MAX_STATES = 1_000_000  # the pass keeps its whole graph: a few minutes and a few hundred MB
 
 
@@ -283,6 +292,8 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
         result += " (interrupted)"
     elif report["result"] == "incomplete":
         result += f" (stopped at --max-states {r.max_states}; unexplored queue: {r.queue:,})"
+    elif report.get("variant_note"):
+        result += f" ({report['variant_note']})"
     lines = [
         f"model:            {report['model']}",
         f"variant:          {report['variant']}",
@@ -340,6 +351,7 @@ def _run_check(args: argparse.Namespace) -> int:
         result = "vacuous"
     report = check_report(rc, model, r, result, live)
     report["liveness_skipped"] = skipped
+    report["variant_note"] = _variant_note(rc, result)
     if args.json:
         print(json.dumps(report))
     else:

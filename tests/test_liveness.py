@@ -389,3 +389,13 @@ def test_a_gate_row_may_switch_the_pass_off(tmp_path, capsys):
                                              'expect = "isolated_leader_resigns"\nliveness = false\n'))
     code, _, err = run_cli(capsys, "gate", str(gate), "--quiet")
     assert code == 2 and "is a temporal property, but the row sets liveness = false" in err
+
+
+def test_a_bug_variant_that_passes_off_its_preset_says_where_its_bug_is(capsys):
+    code, out, _ = run_cli(capsys, "check", "--model", "kraft", "--variant", "no-check-quorum", "--preset", "smoke",
+                           "--quiet")
+    assert code == 0
+    assert ("result:           ok (variant no-check-quorum's bug is expected to break isolated_leader_resigns"
+            " on preset isolated-leader, not on smoke: try --preset isolated-leader)") in out
+    code, out, _ = run_cli(capsys, "check", "--model", "kraft", "--preset", "smoke", "--quiet", "--json")
+    assert code == 0 and json.loads(out)["variant_note"] == ""
