@@ -153,6 +153,10 @@ class KraftModel:
         return state_json(s)
 
 
+def _entries(log: tuple[tuple[int, int], ...]) -> list[dict[str, Any]]:
+    return [{"epoch": e, "kind": KIND_NAMES[k]} for e, k in log]
+
+
 def state_json(s: KraftState) -> dict[str, Any]:
     """A readable JSON rendering: role, message and error names instead of codes."""
     nodes = []
@@ -163,7 +167,7 @@ def state_json(s: KraftState) -> dict[str, Any]:
             "epoch": n.epoch,
             "leader": n.leader,
             "voted": n.voted,
-            "log": [[e, KIND_NAMES[k]] for e, k in n.log],
+            "log": _entries(n.log),
             "hw": n.hw,
             "votes": [VOTE_NAMES[v] for v in n.votes],
             "epoch_start": n.epoch_start,
@@ -179,7 +183,7 @@ def state_json(s: KraftState) -> dict[str, Any]:
             if field == "error":
                 d[field] = ERROR_NAMES.get(value, value)
             elif field == "records":
-                d[field] = [[e, KIND_NAMES[k]] for e, k in value]
+                d[field] = _entries(value)
             else:
                 d[field] = value
         network.append(d)
@@ -194,11 +198,11 @@ def state_json(s: KraftState) -> dict[str, Any]:
         "losses": s.losses,
         "timers": s.timers,
         "history": {
-            "elected": [list(x) for x in h.elected],
+            "elected": [{"epoch": e, "leader": leader} for e, leader in h.elected],
             "committed": [{"offset": o, "epoch": e, "kind": KIND_NAMES[k], "commit_epoch": c}
                           for o, e, k, c in h.committed],
-            "leader_hws": [list(x) for x in h.leader_hws],
-            "fatal": [[node, FATAL_NAMES[code]] for node, code in h.fatal],
+            "leader_hws": [{"epoch": e, "hw": hw} for e, hw in h.leader_hws],
+            "fatal": [{"node": node, "error": FATAL_NAMES[code]} for node, code in h.fatal],
             "last_event": EVENT_NAMES[h.last_event],
         },
     }

@@ -9,7 +9,7 @@ from model.replication.context import Context
 from model.replication.params import Params
 from model.replication.properties import properties
 from model.replication.records import BrokerRegistration, PartitionRegistration
-from model.replication.state import UNKNOWN, Broker, Controller, History, State, compact
+from model.replication.state import NO_FOLLOWER, UNKNOWN, Broker, Controller, History, State, compact
 from model.replication.variants import Rules
 
 _STEP = {
@@ -39,7 +39,7 @@ def initial_state(p: Params) -> State:
     for b in replicas:
         broker = Broker(True, 1, False, 0, (), 0, 0, 0, 0, (), (), UNKNOWN, ())
         if b == 0:
-            broker = broker._replace(isr=replicas, leso=0, followers=((UNKNOWN, UNKNOWN, False),) * p.n)
+            broker = broker._replace(isr=replicas, leso=0, followers=(NO_FOLLOWER,) * p.n)
         brokers.append(broker)
     controller = Controller(tuple(BrokerRegistration(1, False, False) for _ in replicas), (reg,))
     return State(tuple(brokers), controller, (), (), (), (), History(0, (), (), (), 0, 0, 0, 0))
