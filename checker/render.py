@@ -2,8 +2,8 @@
 
 `render_text` reads like a protocol log: step 0 prints the initial state in full, then one
 numbered line per action (its repr, valid Python: `Fetch(follower=2)`) followed by only the
-variables that changed, diffed down to the leaf path (`brokers[2].log: [] -> [[1, 0]]`;
-an element appended to or removed from a non-empty list shows as `log[3]: + [2, 1]` or
+variables that changed, diffed down to the leaf path (`brokers[2].log: [] -> [{"epoch": 1, "value": 0}]`;
+an element appended to or removed from a non-empty list shows as `log[3]: + {"epoch": 2, ...}` or
 `fetch_requests[0]: - {...}`).
 After the log, one `legend:` line per term of the model's `glossary` that the printed trace uses
 (a field name of its initial state or of a change), and the final line names the broken
