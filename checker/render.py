@@ -2,9 +2,14 @@
 
 `render_text` reads like a protocol log: step 0 prints the initial state in full, then one
 numbered line per action (its repr, valid Python: `Fetch(follower=2)`) followed by only the
-variables that changed, diffed down to the leaf path (`brokers[2].log: [] -> [[1, 0]]`;
-an element appended to or removed from a non-empty list shows as `log[3]: + [2, 1]` or
+variables that changed, diffed down to the leaf path (`brokers[2].log: [] -> [{"epoch": 1, "value": 0}]`;
+an element appended to or removed from a non-empty list shows as `log[3]: + {"epoch": 2, ...}` or
 `fetch_requests[0]: - {...}`).
+After the log, one `legend:` line per term of the model's `glossary` that the printed trace uses
+(a field name of its initial state or of a change), and the final line names the broken
+invariant and, when the model can tell (its `explanations`), the concrete witness in the last
+state: `invariant X is violated in the state after step N (description): value 0 acked at
+offset 0 is missing from broker 1, ...`.
 `trace_json` is the machine form: a list of `{action: repr or null, state: to_json(state)}`.
 """
 from __future__ import annotations
@@ -111,6 +116,40 @@ def _state_lines(state_json: dict[str, Any], indent: str) -> list[str]:
     return lines
 
 
+def _names(value: Any, out: set[str]) -> None:
+    """Every field name (dict key) in a JSON value, at any depth."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.add(str(key))
+            _names(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _names(item, out)
+
+
+def _path_names(path: str) -> set[str]:
+    """The field names along a diff path: `brokers[0].followers[1].leo` -> brokers, followers, leo."""
+    out = set()
+    for part in path.split("."):
+        name = part.split("[", 1)[0]
+        if name:
+            out.add(name)
+    return out
+
+
+def legend_lines(model: Model, used: set[str]) -> list[str]:
+    """One `legend: name = meaning` line per entry of the model's optional `glossary` whose name
+    the trace uses, in the glossary's order."""
+    glossary = getattr(model, "glossary", None) or {}
+    return [f"legend: {name} = {meaning}" for name, meaning in glossary.items() if name in used]
+
+
+def witness(model: Model, invariant: str, state: Any) -> str:
+    """The model's concrete explanation of why `invariant` fails in `state` ("" if it has none)."""
+    explain = (getattr(model, "explanations", None) or {}).get(invariant)
+    return explain(state) if explain is not None else ""
+
+
 def render_text(model: Model, trace: Trace, invariant: str | None = None, description: str = "",
                 loop: int | None = None) -> str:
     """A trace as a numbered protocol log; names the broken invariant at the end when given.
@@ -121,12 +160,14 @@ def render_text(model: Model, trace: Trace, invariant: str | None = None, descri
     previous: dict[str, Any] | None = None
     width = len(str(len(trace) - 1))
     pad = " " * (width + 4)
+    used: set[str] = set()
     for step, (action, state) in enumerate(trace):
         current = model.to_json(state)
         if previous is None:
             label = "initial state" if action is None else repr(action)
             lines.append(f"  {step:>{width}}. {label}")
             lines.extend(_state_lines(current, pad))
+            _names(current, used)
         else:
             if loop is not None and step == loop + 1:
                 lines.append(f"  --- cycle: steps {loop + 1}..{len(trace) - 1} lead back to the state after step {loop}"
@@ -135,9 +176,13 @@ def render_text(model: Model, trace: Trace, invariant: str | None = None, descri
             changes = list(diff(previous, current))
             for path, old, new in changes:
                 lines.append(pad + change_text(path, old, new))
+                used |= _path_names(path)
+                _names(old, used)
+                _names(new, used)
             if not changes:
                 lines.append(f"{pad}(no visible change)")
         previous = current
+    lines.extend("  " + line for line in legend_lines(model, used))
     if invariant is not None and loop is not None:
         why = f" ({description})" if description else ""
         if loop == len(trace) - 1:
@@ -147,7 +192,9 @@ def render_text(model: Model, trace: Trace, invariant: str | None = None, descri
         lines.append(f"  liveness property {invariant} is violated: {how}{why}")
     elif invariant is not None:
         why = f" ({description})" if description else ""
-        lines.append(f"  invariant {invariant} is violated in the state after step {len(trace) - 1}{why}")
+        what = witness(model, invariant, trace[-1][1]) if trace else ""
+        lines.append(f"  invariant {invariant} is violated in the state after step {len(trace) - 1}{why}"
+                     + (f": {what}" if what else ""))
     return "\n".join(lines)
 
 

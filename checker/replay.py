@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 from checker import itf
 from checker.cli import nonnegative_int, positive_int
 from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, load_config, load_definition
-from checker.render import ABSENT, change_text, diff
+from checker.render import ABSENT, change_text, diff, witness
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 DEFAULT_MAX_CANDIDATES = 200_000
@@ -56,6 +56,9 @@ class Outcome:
     max_candidates_seen: int = 0  # the largest candidate set on the way
     final_candidates: int = 0
     broken_invariants: list[str] = field(default_factory=list)  # broken in every final candidate
+    # per broken invariant, the model's concrete witness when every final candidate gives the same
+    witnesses: dict[str, str] = field(default_factory=dict)
+    final_states: list[Any] = field(default_factory=list, repr=False)  # the final candidates
     seconds: float = 0.0
     loop: int | None = None  # a lasso's loop index (the trace's `loop`)
     cycle_closed: bool | None = None  # whether the last state can be the state at `loop`
@@ -214,6 +217,11 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
     outcome.final_candidates = len(candidates)
     always = [p for p in model.properties if p.kind == "always"]
     outcome.broken_invariants = [p.name for p in always if all(not p.predicate(s) for s in candidates)]
+    outcome.final_states = list(candidates)
+    for name in outcome.broken_invariants:
+        said = {witness(model, name, s) for s in candidates}
+        if len(said) == 1 and "" not in said:
+            outcome.witnesses[name] = said.pop()
     outcome.seconds = time.perf_counter() - start
     return outcome
 
@@ -437,6 +445,7 @@ def report_json(path: str, rc: RunConfig, o: Outcome, max_candidates: int, gap: 
         "gap": gap,
         "final_candidates": o.final_candidates,
         "broken_invariants": o.broken_invariants,
+        "witnesses": o.witnesses,
         "loop": o.loop,
         "cycle_closed": o.cycle_closed,
         "unfair": o.unfair,
@@ -470,7 +479,8 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
         if o.final_candidates > 1:
             lines.append(f"  {o.final_candidates:,} model states match the last step")
         for name in o.broken_invariants:
-            lines.append(f"  the last state breaks invariant {name}")
+            why = o.witnesses.get(name)
+            lines.append(f"  the last state breaks invariant {name}" + (f": {why}" if why else ""))
         if o.loop is not None:
             lines.append(f"  a lasso: the last state is the state at step {o.loop}"
                          + (" (it repeats forever)" if o.loop == o.steps else f", so steps {o.loop + 1}..{o.steps}"

@@ -145,6 +145,13 @@ class Model(Protocol):
     # else) keeps disabled in `state`, each with the config key; `liveness_model() -> Model`, the
     # model the liveness pass explores when it differs (e.g. without a symmetry reduction, which
     # would mix up the actions of different voters).
+    # Optional: `glossary: Mapping[str, str]`, field name -> meaning, for the terse names of
+    # `to_json` (`meta`, `leso`, `hw`, ...): a counterexample's text ends with one `legend:` line
+    # per entry whose name appears in its initial state or in a printed change.
+    # Optional: `explanations: Mapping[str, Callable[[State], str]]`, invariant name -> a pure
+    # function naming the concrete broker/offset/value/epoch that breaks it in a state where it
+    # fails ("" when it cannot tell), computed from the state: the counterexample's last line
+    # appends it after the invariant's description.
     # Optional: `abstraction(state) -> value`, a coarse, pure view of a state made of ints, strings
     # and tuples (ordered, process-stable repr), that `kcheck simulate --guided` uses in place of
     # its default (enabled action kinds, sometimes-properties holding) in a state's abstract cell.

@@ -43,7 +43,7 @@ from model.replication.params import Params
 from model.replication.records import BrokerRegistration, LogEntry, PartitionRegistration
 from model.replication.state import (
     UNKNOWN, AlterPartitionRequest, AlterPartitionResponse, Broker, Controller, FetchRequest, FetchResponse,
-    History, Pending, State,
+    FollowerState, History, IsrMember, Pending, State,
 )
 
 EMPTY, FREQ, FRESP, APREQ, APRESP = range(5)
@@ -327,7 +327,7 @@ def decode_message(layout: Layout, ev: _Eval, m: int) -> Any:
                              ev(("mhw", m)))
     if kind in (APREQ, APRESP):
         req = AlterPartitionRequest(ev(("ma", m)), ev(("mbe", m)), ev(("mle", m)), ev(("moff", m)),
-                                    tuple((j, ev(("mnie", m, j))) for j in range(n) if ev(("mnis", m, j))),
+                                    tuple(IsrMember(j, ev(("mnie", m, j))) for j in range(n) if ev(("mnis", m, j))),
                                     ev(("mrecov", m)))
         if kind == APREQ:
             return req
@@ -347,7 +347,7 @@ def decode(layout: Layout, model: z3.ModelRef, sym: Sym, epochs: Iterable[int] =
     brokers = []
     for i in range(n):
         leader = ev(("leader", i))
-        followers = tuple((ev(("fleo", i, j)), ev(("fep", i, j)), ev(("fcu", i, j))) for j in range(n)) \
+        followers = tuple(FollowerState(ev(("fleo", i, j)), ev(("fep", i, j)), ev(("fcu", i, j))) for j in range(n)) \
             if leader == i else ()
         brokers.append(Broker(ev(("alive", i)), ev(("bepoch", i)), ev(("clean", i)), ev(("meta", i)),
                               _log(ev, "lep", "lval", (i,), ev(("leo", i)), L), ev(("hw", i)), leader, ev(("le", i)),

@@ -7,7 +7,7 @@ from model.kraft import actions as A
 from model.kraft import client, faults
 from model.kraft import liveness
 from model.kraft.params import Params
-from model.kraft.properties import properties
+from model.kraft.properties import explanations, properties
 from model.kraft.quorum import Context
 from model.kraft.rules import (
     CANDIDATE, ERROR_NAMES, FOLLOWER, GRANTED, LEADER, NO_ID, PROSPECTIVE, ROLE_NAMES, UNRECORDED,
@@ -53,6 +53,8 @@ class KraftModel:
         self.params = Params.from_config(config)
         self.ctx = Context(self.params, Protocol.of(variant), timely)
         self.properties = properties(self.params, self.ctx.proto) + liveness.properties(self.params, self.ctx.proto)
+        self.explanations = explanations(self.params, self.ctx.proto)
+        self.glossary = GLOSSARY
         self.fairness = liveness.FAIRNESS
 
     def liveness_model(self) -> "KraftModel":
@@ -153,6 +155,33 @@ class KraftModel:
         return state_json(s)
 
 
+# The terse names of the JSON rendering, for the legend under a counterexample.
+GLOSSARY = {
+    "voted": "the voter this node granted its standard vote to in its epoch (-1: none)",
+    "hw": "high watermark: the offset below which entries are committed",
+    "votes": "a Prospective's or Candidate's election, one state per voter",
+    "epoch_start": "the leader's epoch start offset (its log end offset when elected)",
+    "end_offsets": "the leader's view of each voter's log end offset, from its fetches",
+    "fetched": "a follower has fetched from the leader in this state",
+    "observer": "lost its disk and came back with a new directory id: not a voter any more (KIP-853)",
+    "vote_persisted": "the granted vote is on disk (false only in vote-not-persisted, before the write)",
+    "live": "the sender still waits for the response (false after it reset its connections)",
+    "pre_vote": "a Prospective's pre-vote (KIP-996), which raises no epoch",
+    "last_epoch": "the epoch of the sender's last log entry",
+    "last_offset": "the sender's log end offset",
+    "diverging_epoch": "the epoch at which the follower's log diverges from the leader's (-1: none)",
+    "diverging_offset": "the end offset of that epoch on the leader",
+    "committed": "every entry ever below a leader's HW, with the epoch in which it was first committed",
+    "leader_hws": "the largest HW each epoch's leader exposed",
+    "fatal": "a Kafka exception path hit because committed data was lost",
+    "last_event": "what the last step did, for the reachability witnesses",
+}
+
+
+def _entries(log: tuple[tuple[int, int], ...]) -> list[dict[str, Any]]:
+    return [{"epoch": e, "kind": KIND_NAMES[k]} for e, k in log]
+
+
 def state_json(s: KraftState) -> dict[str, Any]:
     """A readable JSON rendering: role, message and error names instead of codes."""
     nodes = []
@@ -163,7 +192,7 @@ def state_json(s: KraftState) -> dict[str, Any]:
             "epoch": n.epoch,
             "leader": n.leader,
             "voted": n.voted,
-            "log": [[e, KIND_NAMES[k]] for e, k in n.log],
+            "log": _entries(n.log),
             "hw": n.hw,
             "votes": [VOTE_NAMES[v] for v in n.votes],
             "epoch_start": n.epoch_start,
@@ -179,7 +208,7 @@ def state_json(s: KraftState) -> dict[str, Any]:
             if field == "error":
                 d[field] = ERROR_NAMES.get(value, value)
             elif field == "records":
-                d[field] = [[e, KIND_NAMES[k]] for e, k in value]
+                d[field] = _entries(value)
             else:
                 d[field] = value
         network.append(d)
@@ -194,11 +223,11 @@ def state_json(s: KraftState) -> dict[str, Any]:
         "losses": s.losses,
         "timers": s.timers,
         "history": {
-            "elected": [list(x) for x in h.elected],
+            "elected": [{"epoch": e, "leader": leader} for e, leader in h.elected],
             "committed": [{"offset": o, "epoch": e, "kind": KIND_NAMES[k], "commit_epoch": c}
                           for o, e, k, c in h.committed],
-            "leader_hws": [list(x) for x in h.leader_hws],
-            "fatal": [[node, FATAL_NAMES[code]] for node, code in h.fatal],
+            "leader_hws": [{"epoch": e, "hw": hw} for e, hw in h.leader_hws],
+            "fatal": [{"node": node, "error": FATAL_NAMES[code]} for node, code in h.fatal],
             "last_event": EVENT_NAMES[h.last_event],
         },
     }

@@ -176,3 +176,150 @@ def properties(p: Params, proto: Protocol) -> list[Property]:
             "election_after_restart", lambda s: s.history.last_event == ELECTED_AFTER_RESTART,
             "a leader was elected after a restart"))
     return out
+
+
+# --- Witnesses: what breaks an invariant in a state, named concretely ------------------------
+
+def _kind(k: int) -> str:
+    return "LeaderChange" if k == LEADER_CHANGE else "Data"
+
+
+def _election_safety_witness(s: KraftState) -> str:
+    leaders: dict[int, list[int]] = {}
+    for e, leader in s.history.elected:
+        leaders.setdefault(e, []).append(leader)
+    for e, ids in sorted(leaders.items()):
+        if len(ids) > 1:
+            return f"voters {' and '.join(map(str, ids))} were both elected leader in epoch {e}"
+    return ""
+
+
+def _leader_completeness_witness(s: KraftState) -> str:
+    for i, n in enumerate(s.nodes):
+        if n.role != LEADER:
+            continue
+        for offset, epoch, kind, commit_epoch in s.history.committed:
+            if commit_epoch < n.epoch and (offset >= n.leo or n.log[offset][0] != epoch):
+                held = (f"its log ends at offset {n.leo}" if offset >= n.leo
+                        else f"it holds an entry of epoch {n.log[offset][0]} there")
+                return (f"the {_kind(kind)} entry of epoch {epoch} committed at offset {offset} (in epoch "
+                        f"{commit_epoch}) is missing from voter {i}, the leader of epoch {n.epoch}: {held}")
+    return ""
+
+
+def _log_matching_witness(s: KraftState) -> str:
+    logs = [n.log for n in s.nodes]
+    for a in range(len(logs)):
+        for b in range(a + 1, len(logs)):
+            x, y = logs[a], logs[b]
+            for k in range(min(len(x), len(y)) - 1, -1, -1):
+                if x[k][0] == y[k][0]:
+                    if x[:k + 1] != y[:k + 1]:
+                        o = next(j for j in range(k + 1) if x[j] != y[j])
+                        return (f"voters {a} and {b} both hold an entry of epoch {x[k][0]} at offset {k} but "
+                                f"differ at offset {o}: voter {a} holds {_kind(x[o][1])} of epoch {x[o][0]}, "
+                                f"voter {b} {_kind(y[o][1])} of epoch {y[o][0]}")
+                    break
+    return ""
+
+
+def _committed_kept_witness(p: Params):  # type: ignore[no-untyped-def]
+    quorum = rules.majority(p.n)
+
+    def explain(s: KraftState) -> str:
+        committed = s.history.committed
+        seen: dict[int, tuple[int, int, int, int]] = {}
+        for c in committed:
+            if c[0] in seen:
+                d = seen[c[0]]
+                return (f"two entries were committed at offset {c[0]}: one of epoch {d[1]} (in epoch {d[3]}) "
+                        f"and one of epoch {c[1]} (in epoch {c[3]})")
+            seen[c[0]] = c
+        if s.disk_losses >= quorum:
+            return ""
+        need = quorum - s.disk_losses
+        for offset, epoch, kind, _ in committed:
+            holders = [i for i, n in enumerate(s.nodes) if offset < n.leo and n.log[offset][0] == epoch]
+            if len(holders) < need:
+                on = f"voter(s) {', '.join(map(str, holders))}" if holders else "no voter"
+                return (f"the {_kind(kind)} entry of epoch {epoch} committed at offset {offset} is held by {on}, "
+                        f"fewer than the {need} a majority ({quorum}) minus {s.disk_losses} disk(s) lost requires")
+        return ""
+
+    return explain
+
+
+def _leader_hw_monotonic_witness(s: KraftState) -> str:
+    hws = dict(s.history.leader_hws)
+    for i, n in enumerate(s.nodes):
+        if n.role == LEADER:
+            if n.hw > n.leo:
+                return f"voter {i}, the leader of epoch {n.epoch}, has HW {n.hw} past its log end offset {n.leo}"
+            if n.hw < hws.get(n.epoch, NO_ID):
+                return (f"voter {i}, the leader of epoch {n.epoch}, has HW {n.hw}, below the HW "
+                        f"{hws[n.epoch]} it exposed before")
+    return ""
+
+
+def _state_sanity_witness(p: Params, proto: Protocol):  # type: ignore[no-untyped-def]
+    def node(i: int, n: Node) -> str:
+        role = rules.ROLE_NAMES[n.role]
+        v = f"voter {i} ({role}, epoch {n.epoch})"
+        if n.epoch < rules.last_epoch(n.log):
+            return f"{v} holds an entry of the later epoch {rules.last_epoch(n.log)}"
+        if not (NO_ID <= n.hw <= n.leo):
+            return f"{v} has HW {n.hw} outside its log (log end offset {n.leo})"
+        if n.epoch > p.max_epoch:
+            return f"{v} is past max_epoch {p.max_epoch}"
+        if n.observer and n.role not in (UNATTACHED, FOLLOWER):
+            return f"{v} is an observer (it lost its disk) but not Unattached or Follower"
+        if n.role in (PROSPECTIVE, CANDIDATE):
+            if len(n.votes) != p.n or n.votes[i] != GRANTED:
+                return f"{v} does not count its own vote (votes {list(n.votes)})"
+            if n.role == CANDIDATE and (n.voted != i or n.leader != NO_ID):
+                return f"{v} voted for {n.voted} and knows leader {n.leader}"
+        elif n.votes:
+            return f"{v} keeps an election's votes"
+        if n.role == LEADER:
+            if n.leader != i or len(n.end_offsets) != p.n or n.end_offsets[i] != n.leo:
+                return f"{v} has leader {n.leader} and end offsets {list(n.end_offsets)} (its LEO is {n.leo})"
+            if proto.leader_change_record and n.log[n.epoch_start] != (n.epoch, LEADER_CHANGE):
+                return f"{v} has no LeaderChange entry of its epoch at its epoch start offset {n.epoch_start}"
+        elif n.end_offsets or n.epoch_start != NO_ID:
+            return f"{v} keeps a leader's epoch start offset {n.epoch_start} or end offsets {list(n.end_offsets)}"
+        if n.role == FOLLOWER and n.leader in (NO_ID, i):
+            return f"{v} follows leader {n.leader}"
+        if n.role == RESIGNED and n.leader != i:
+            return f"{v} has resigned but names leader {n.leader}"
+        if n.role == UNATTACHED and n.leader != NO_ID:
+            return f"{v} is Unattached but knows leader {n.leader}"
+        return ""
+
+    def explain(s: KraftState) -> str:
+        if len(s.network) > p.max_in_flight:
+            return f"{len(s.network)} messages are in flight, past max_in_flight {p.max_in_flight}"
+        if len(s.nodes) != p.n:
+            return f"{len(s.nodes)} nodes where the configuration has {p.n} voters"
+        return next((x for x in (node(i, n) for i, n in enumerate(s.nodes)) if x), "")
+
+    return explain
+
+
+def _no_fatal_error_witness(s: KraftState) -> str:
+    what = {1: "was told to truncate below its HW (KafkaException)",
+            2: "saw its HW go backwards (IllegalStateException)"}
+    return "; ".join(f"voter {node} " + what.get(code, f"hit fatal error {code}") for node, code in s.history.fatal)
+
+
+def explanations(p: Params, proto: Protocol) -> dict:  # type: ignore[type-arg]
+    """Per invariant, a pure `explain(state) -> str` naming the voter, offset or epoch that breaks
+    it in `state` ("" when it cannot tell): the end of a counterexample's text."""
+    return {
+        "election_safety": _election_safety_witness,
+        "leader_completeness": _leader_completeness_witness,
+        "log_matching": _log_matching_witness,
+        "committed_kept": _committed_kept_witness(p),
+        "leader_hw_monotonic": _leader_hw_monotonic_witness,
+        "state_sanity": _state_sanity_witness(p, proto),
+        "no_fatal_error": _no_fatal_error_witness,
+    }

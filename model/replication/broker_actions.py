@@ -23,13 +23,16 @@ from model.replication.state import (
     F_NOT_LEADER,
     F_OUT_OF_RANGE,
     F_UNKNOWN,
+    NO_FOLLOWER,
     UNKNOWN,
     AlterPartitionRequest,
     AlterPartitionResponse,
     Broker,
     FetchRequest,
     FetchResponse,
+    FollowerState,
     History,
+    IsrMember,
     Pending,
     State,
     with_message,
@@ -104,7 +107,7 @@ def leader_progress(s: State, ctx: Context, b: int) -> State:
         maximal, caught_up = lb.isr, ()
     hw = leader_hw(
         hw=lb.hw, leader_leo=leo, isr=lb.isr, maximal_isr=maximal, min_isr=ctx.p.min_isr, leader_id=b,
-        follower_leo={f: lb.followers[f][0] for f in range(len(s.brokers)) if f != b},
+        follower_leo={f: lb.followers[f].leo for f in range(len(s.brokers)) if f != b},
         caught_up_eligible=caught_up, strict_min_isr=ctx.r.strict_min_isr,
     )
     h = s.history
@@ -128,7 +131,7 @@ def become_leader(broker: Broker, b: int, reg: PartitionRegistration, n: int) ->
     if reg.leader_epoch > broker.leader_epoch or broker.leader != b:
         return broker._replace(
             leader=b, leader_epoch=reg.leader_epoch, partition_epoch=reg.partition_epoch, isr=reg.isr,
-            pending=(), leso=len(broker.log), followers=((UNKNOWN, UNKNOWN, False),) * n,
+            pending=(), leso=len(broker.log), followers=(NO_FOLLOWER,) * n,
         )
     return broker._replace(partition_epoch=reg.partition_epoch, isr=reg.isr, pending=())
 
@@ -256,8 +259,8 @@ def _record_position(s: State, ctx: Context, req: FetchRequest) -> State:
     lb = s.brokers[req.leader]
     f = req.follower
     followers = list(lb.followers)
-    caught_up = followers[f][2] or req.fetch_offset >= len(lb.log)  # Replica.lastCaughtUpTimeMs
-    followers[f] = (req.fetch_offset, req.broker_epoch, caught_up)
+    caught_up = followers[f].caught_up or req.fetch_offset >= len(lb.log)  # Replica.lastCaughtUpTimeMs
+    followers[f] = FollowerState(req.fetch_offset, req.broker_epoch, caught_up)
     s = s._replace(brokers=set_broker(s, req.leader, lb._replace(followers=tuple(followers))))
     return _maybe_expand_isr(s, ctx, req.leader, f)
 
@@ -284,7 +287,7 @@ def _maybe_expand_isr(s: State, ctx: Context, b: int, f: int) -> State:
 
 def _send_alter_partition(s: State, b: int, lb: Broker, proposed: tuple[int, ...]) -> State:
     """Partition.submitAlterPartition: the proposal carries every member's broker epoch (KIP-903)."""
-    members = tuple((i, lb.epoch if i == b else lb.followers[i][1]) for i in proposed)
+    members = tuple(IsrMember(i, lb.epoch if i == b else lb.followers[i].broker_epoch) for i in proposed)
     req = AlterPartitionRequest(b, lb.epoch, lb.leader_epoch, lb.partition_epoch, members, False)
     return s._replace(
         brokers=set_broker(s, b, lb._replace(pending=proposed)),
@@ -297,10 +300,10 @@ def shrink_isr(s: State, ctx: Context, b: int, f: int) -> State | None:
     lb = s.brokers[b]
     if not lb.alive or lb.leader != b or f not in lb.isr or f == b or lb.pending:
         return None
-    if lb.followers[f][0] >= len(lb.log) or s.in_flight() >= ctx.p.max_in_flight:
+    if lb.followers[f].leo >= len(lb.log) or s.in_flight() >= ctx.p.max_in_flight:
         return None  # a follower at the leader's LEO is never out of sync
     followers = list(lb.followers)
-    followers[f] = (followers[f][0], followers[f][1], False)  # its last caught-up time is now too old
+    followers[f] = followers[f]._replace(caught_up=False)  # its last caught-up time is now too old
     lb = lb._replace(followers=tuple(followers))
     return _send_alter_partition(s, b, lb, tuple(i for i in lb.isr if i != f))
 

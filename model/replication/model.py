@@ -7,10 +7,40 @@ from model.replication import actions as A
 from model.replication import broker_actions, controller_actions, fault_actions, liveness
 from model.replication.context import Context
 from model.replication.params import Params
-from model.replication.properties import properties
+from model.replication.properties import explanations, properties
 from model.replication.records import BrokerRegistration, PartitionRegistration
-from model.replication.state import UNKNOWN, Broker, Controller, History, State, compact
+from model.replication.state import (
+    AP_ERRORS, FETCH_ERRORS, NO_FOLLOWER, UNKNOWN, Broker, Controller, History, State, compact,
+)
 from model.replication.variants import Rules
+
+
+def _codes(names: tuple[str, ...]) -> str:
+    return ", ".join(f"{i} {n}" for i, n in enumerate(names))
+
+
+# The abbreviations and terse names of the JSON rendering, for the legend under a counterexample
+# (self-explanatory names such as `fetch_requests` or `leader_epoch` are left out).
+GLOSSARY = {
+    "clean": "clean-shutdown marker on disk (written by a controlled shutdown)",
+    "meta": "partition epoch of the last metadata record the broker replayed",
+    "hw": "high watermark: the offset below which records are committed",
+    "isr": "in-sync replicas",
+    "pending": ("a leader's ISR proposed by an AlterPartition in flight (KIP-497); in history, "
+                "the produce requests (acks=all) waiting in purgatory"),
+    "leso": "leader epoch start offset: the leader's log end offset when its epoch began",
+    "leo": "log end offset (a follower's: the fetch offset of its last Fetch)",
+    "caught_up": "the follower reached the leader's log end offset since the leader last found it lagging",
+    "elr": "eligible leader replicas (KIP-966)",
+    "last_known_elr": "the last ELR member that was leader, kept when the ELR empties (KIP-966)",
+    "recovering": "LeaderRecoveryState.RECOVERING: an unclean leader has not yet completed recovery",
+    "ap_requests": "AlterPartition requests in flight, leader to controller",
+    "ap_responses": "AlterPartition responses in flight, controller to leader",
+    "diverging_epoch": "the leader epoch at which the follower's log diverges from the leader's (-1: none)",
+    "error": f"a Fetch response's error: {_codes(FETCH_ERRORS)}; an AlterPartition response's: {_codes(AP_ERRORS)}",
+    "exposed": "the longest log prefix ever below a leader's HW: what consumers could read",
+    "acked": "values acknowledged to the producer (acks=all)",
+}
 
 _STEP = {
     A.FenceBroker: lambda s, c, a: controller_actions.fence_broker(s, c, a.broker),
@@ -39,7 +69,7 @@ def initial_state(p: Params) -> State:
     for b in replicas:
         broker = Broker(True, 1, False, 0, (), 0, 0, 0, 0, (), (), UNKNOWN, ())
         if b == 0:
-            broker = broker._replace(isr=replicas, leso=0, followers=((UNKNOWN, UNKNOWN, False),) * p.n)
+            broker = broker._replace(isr=replicas, leso=0, followers=(NO_FOLLOWER,) * p.n)
         brokers.append(broker)
     controller = Controller(tuple(BrokerRegistration(1, False, False) for _ in replicas), (reg,))
     return State(tuple(brokers), controller, (), (), (), (), History(0, (), (), (), 0, 0, 0, 0))
@@ -58,6 +88,8 @@ class ReplicationModel:
         self.params = Params.from_config(config)
         self.ctx = Context(self.params, Rules.of(variant))
         self.properties = properties(self.params) + liveness.properties(self.params)
+        self.explanations = explanations(self.params)
+        self.glossary = GLOSSARY
         self.fairness = liveness.FAIRNESS
         self._lifted: list[tuple[str, ReplicationModel]] | None = None
 

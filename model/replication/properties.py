@@ -154,3 +154,164 @@ def properties(p: Params) -> list[Property]:
         sometimes("broker_reregistered", lambda s: any(b.epoch > 1 for b in s.brokers),
                   "a broker restarts with a new broker epoch"),
     ]
+
+
+# --- Witnesses: what breaks an invariant in a state, named concretely ------------------------
+
+def _entry(e) -> str:  # type: ignore[no-untyped-def]
+    return f"value {e.value} (leader epoch {e.epoch})"
+
+
+def _gap(s: State, log: tuple, broker: str) -> str:
+    """The first committed record (history.exposed) that `log` lacks or holds differently."""
+    exposed = s.history.exposed
+    for i, e in enumerate(exposed):
+        if i >= len(log) or log[i] != e:
+            what = "acked" if e.value in s.history.acked else "committed"
+            if i >= len(log):
+                return (f"value {e.value} {what} at offset {i} (leader epoch {e.epoch}) is missing from {broker} "
+                        f"(its log ends at offset {len(log)})")
+            return (f"value {e.value} {what} at offset {i} (leader epoch {e.epoch}) is missing from {broker}, "
+                    f"which holds {_entry(log[i])} there")
+    return ""
+
+
+def _leader_completeness_witness(s: State) -> str:
+    b = current_leader(s)
+    if b is None:
+        return ""
+    who = f"broker {s.controller.partition.leader}, the current leader"
+    gap = _gap(s, b.log, who)
+    if gap:
+        return gap
+    values = {e.value for e in b.log}
+    for v in s.history.acked:
+        if v not in values:
+            return f"value {v} acked is missing from {who}"
+    return ""
+
+
+def _candidate_completeness_witness(s: State) -> str:
+    reg = s.controller.partition
+    for kind, members in (("ISR", reg.isr), ("ELR", reg.elr)):
+        for i in members:
+            b = s.brokers[i]
+            if b.alive:
+                gap = _gap(s, b.log, f"broker {i}, a live member of the controller's {kind} {list(members)}")
+                if gap:
+                    return gap
+    return ""
+
+
+def _quorum_superset_witness(min_isr: int):  # type: ignore[no-untyped-def]
+    def explain(s: State) -> str:
+        b = current_leader(s)
+        if b is None:
+            return ""
+        reg = s.controller.partition
+        waits = waited_for(s, reg.leader, b)
+        quorum = set(b.maximal_isr).union(waits)
+        seen = (f"leader broker {reg.leader}'s HW waits for (maximal ISR {list(b.maximal_isr)}, "
+                f"caught-up eligible {list(waits)})")
+        for i in reg.isr:
+            if i not in quorum:
+                return f"broker {i} is in the controller's ISR {list(reg.isr)} but not among the replicas {seen}"
+        if len(b.isr) >= min_isr:
+            for i in reg.elr:
+                if i not in quorum:
+                    return (f"broker {i} is in the controller's ELR {list(reg.elr)} but not among the replicas {seen},"
+                            f" while the leader's ISR {list(b.isr)} has min ISR ({min_isr}) members")
+        return ""
+
+    return explain
+
+
+def _log_matching_witness(s: State) -> str:
+    brokers = s.brokers
+    for i in range(len(brokers)):
+        for j in range(i + 1, len(brokers)):
+            a, b = brokers[i], brokers[j]
+            k = min(a.hw, b.hw)
+            for o in range(k):
+                x = a.log[o] if o < len(a.log) else None
+                y = b.log[o] if o < len(b.log) else None
+                if x != y:
+                    def held(e) -> str:  # type: ignore[no-untyped-def]
+                        return "nothing" if e is None else _entry(e)
+                    return (f"brokers {i} and {j} disagree at offset {o}, below both their HWs ({a.hw} and {b.hw}): "
+                            f"broker {i} holds {held(x)}, broker {j} {held(y)}")
+    return ""
+
+
+def _consistent_reads_witness(s: State) -> str:
+    exposed = s.history.exposed
+    for i, b in enumerate(s.brokers):
+        if b.alive and b.leader == i:
+            readable = b.log[: b.hw]
+            if _prefix(readable, exposed) or _prefix(exposed, readable):
+                continue
+            o = next(k for k in range(min(len(readable), len(exposed))) if readable[k] != exposed[k])
+            return (f"leader broker {i} serves {_entry(readable[o])} at offset {o}, below its HW {b.hw}, "
+                    f"where consumers read {_entry(exposed[o])}")
+    return ""
+
+
+def _no_acked_record_lost_witness(min_isr: int):  # type: ignore[no-untyped-def]
+    def explain(s: State) -> str:
+        if s.history.lossy_crashes >= min_isr:
+            return ""
+        held = {e.value for b in s.brokers for e in b.log}
+        for v in s.history.acked:
+            if v not in held:
+                at = next((f" at offset {o}" for o, e in enumerate(s.history.exposed) if e.value == v), "")
+                ends = ", ".join(f"broker {i} at {len(b.log)}" for i, b in enumerate(s.brokers))
+                return (f"value {v} acked{at} is on no broker's log (logs end: {ends}), "
+                        f"after {s.history.lossy_crashes} lossy crash(es), fewer than min ISR {min_isr}")
+        return ""
+
+    return explain
+
+
+def structural_problem(p: Params, s: State) -> str:
+    """What breaks `structural` in `s`, named concretely; "" when it holds."""
+    reg = s.controller.partition
+    where = f"the controller's partition record (partition epoch {reg.partition_epoch})"
+    replicas = set(reg.replicas)
+    for name, members in (("ISR", reg.isr), ("ELR", reg.elr)):
+        for i in members:
+            if i not in replicas:
+                return f"broker {i} is in the {name} {list(members)} of {where} but not a replica {list(reg.replicas)}"
+    for i in reg.isr:
+        if i in reg.elr:
+            return f"broker {i} is in both the ISR {list(reg.isr)} and the ELR {list(reg.elr)} of {where}"
+    if len(reg.isr) >= p.min_isr and reg.elr:
+        return (f"the ELR {list(reg.elr)} of {where} is not empty while its ISR {list(reg.isr)} has min ISR "
+                f"({p.min_isr}) members")
+    if p.elr:
+        for i in reg.isr:
+            if s.controller.brokers[i].fenced:
+                return f"broker {i} is fenced but in the ISR {list(reg.isr)} of {where}"
+    if reg.leader != NO_LEADER and reg.leader not in reg.isr:
+        return f"leader broker {reg.leader} is not in the ISR {list(reg.isr)} of {where}"
+    if not p.elr and not reg.isr:
+        return f"the ISR of {where} is empty, with ELR off"
+    log = s.controller.log
+    for i, r in enumerate(log):
+        if r.partition_epoch != log[0].partition_epoch + i:
+            return (f"the controller's metadata log holds partition epoch {r.partition_epoch} where "
+                    f"{log[0].partition_epoch + i} belongs")
+    return ""
+
+
+def explanations(p: Params) -> dict:  # type: ignore[type-arg]
+    """Per invariant, a pure `explain(state) -> str` naming the broker, offset, value or epoch
+    that breaks it in `state` ("" when it cannot tell): the end of a counterexample's text."""
+    return {
+        "leader_completeness": _leader_completeness_witness,
+        "candidate_completeness": _candidate_completeness_witness,
+        "quorum_superset": _quorum_superset_witness(p.min_isr),
+        "log_matching": _log_matching_witness,
+        "consistent_reads": _consistent_reads_witness,
+        "no_acked_record_lost": _no_acked_record_lost_witness(p.min_isr),
+        "structural": lambda s: structural_problem(p, s),
+    }

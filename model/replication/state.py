@@ -26,6 +26,17 @@ def fast_replace(cls: Any) -> Any:
     return cls
 
 
+class FollowerState(NamedTuple):
+    """The leader's view of one follower, from its last Fetch (Replica.ReplicaState)."""
+
+    leo: int  # the follower's log end offset: the fetch offset of its last Fetch (logEndOffset)
+    broker_epoch: int  # the broker epoch its last Fetch carried (brokerEpoch, KIP-903)
+    caught_up: bool  # reached the leader's LEO since the leader last found it lagging (lastCaughtUpTimeMs)
+
+
+NO_FOLLOWER = FollowerState(-1, -1, False)  # after a new leader epoch: nothing fetched yet
+
+
 @fast_replace
 class Broker(NamedTuple):
     """One broker process and its replica of the partition (Partition.scala, UnifiedLog)."""
@@ -44,8 +55,8 @@ class Broker(NamedTuple):
     isr: tuple[int, ...]  # committed ISR
     pending: tuple[int, ...]  # ISR proposed by an AlterPartition in flight; () = none
     leso: int  # leader epoch start offset
-    # per broker id, from its fetches: (LEO, broker epoch, caught up since the leader last found it lagging)
-    followers: tuple[tuple[int, int, bool], ...]
+    # per broker id (the leader's own entry unused), from its fetches
+    followers: tuple[FollowerState, ...]
 
     @property
     def maximal_isr(self) -> tuple[int, ...]:
@@ -107,6 +118,13 @@ FETCH_ERRORS = ("NONE", "NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH", "UNKNOW
 F_NONE, F_NOT_LEADER, F_FENCED, F_UNKNOWN, F_DIVERGING, F_OUT_OF_RANGE = range(len(FETCH_ERRORS))
 
 
+class IsrMember(NamedTuple):
+    """One member of a proposed ISR (AlterPartitionRequest's BrokerState, KIP-903)."""
+
+    broker_id: int
+    broker_epoch: int  # as the leader saw it in the member's last Fetch
+
+
 class AlterPartitionRequest(NamedTuple):
     """Leader -> controller AlterPartition (KIP-497, per-member broker epochs from KIP-903)."""
 
@@ -114,7 +132,7 @@ class AlterPartitionRequest(NamedTuple):
     broker_epoch: int
     leader_epoch: int
     partition_epoch: int
-    new_isr: tuple[tuple[int, int], ...]  # (broker id, broker epoch as the leader saw it)
+    new_isr: tuple[IsrMember, ...]
     recovering: bool
 
 
