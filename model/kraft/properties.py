@@ -37,8 +37,9 @@ def leader_completeness(s: KraftState) -> bool:
     return True
 
 
-def log_matching(s: KraftState) -> bool:
-    """Two logs with an entry of the same epoch at the same offset are identical up to it."""
+def log_mismatch(s: KraftState) -> tuple[int, int, int] | None:
+    """The first voters a < b and offset k at which both hold an entry of the same epoch while
+    their logs differ up to it, or None."""
     logs = [n.log for n in s.nodes]
     for a in range(len(logs)):
         for b in range(a + 1, len(logs)):
@@ -46,9 +47,14 @@ def log_matching(s: KraftState) -> bool:
             for k in range(min(len(x), len(y)) - 1, -1, -1):
                 if x[k][0] == y[k][0]:
                     if x[:k + 1] != y[:k + 1]:
-                        return False
+                        return a, b, k
                     break
-    return True
+    return None
+
+
+def log_matching(s: KraftState) -> bool:
+    """Two logs with an entry of the same epoch at the same offset are identical up to it."""
+    return log_mismatch(s) is None
 
 
 def committed_kept(p: Params):  # type: ignore[no-untyped-def]
@@ -208,19 +214,15 @@ def _leader_completeness_witness(s: KraftState) -> str:
 
 
 def _log_matching_witness(s: KraftState) -> str:
-    logs = [n.log for n in s.nodes]
-    for a in range(len(logs)):
-        for b in range(a + 1, len(logs)):
-            x, y = logs[a], logs[b]
-            for k in range(min(len(x), len(y)) - 1, -1, -1):
-                if x[k][0] == y[k][0]:
-                    if x[:k + 1] != y[:k + 1]:
-                        o = next(j for j in range(k + 1) if x[j] != y[j])
-                        return (f"voters {a} and {b} both hold an entry of epoch {x[k][0]} at offset {k} but "
-                                f"differ at offset {o}: voter {a} holds {_kind(x[o][1])} of epoch {x[o][0]}, "
-                                f"voter {b} {_kind(y[o][1])} of epoch {y[o][0]}")
-                    break
-    return ""
+    found = log_mismatch(s)
+    if found is None:
+        return ""
+    a, b, k = found
+    x, y = s.nodes[a].log, s.nodes[b].log
+    o = next(j for j in range(k + 1) if x[j] != y[j])
+    return (f"voters {a} and {b} both hold an entry of epoch {x[k][0]} at offset {k} but "
+            f"differ at offset {o}: voter {a} holds {_kind(x[o][1])} of epoch {x[o][0]}, "
+            f"voter {b} {_kind(y[o][1])} of epoch {y[o][0]}")
 
 
 def _committed_kept_witness(p: Params):  # type: ignore[no-untyped-def]
