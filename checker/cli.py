@@ -327,9 +327,9 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
         lasso = bad.lasso
         lines.append("")
         cycle = len(lasso.trace) - 1 - lasso.loop
-        shape = ("then stutters forever" if lasso.stutter else f"then a cycle of {cycle} step(s) repeats forever")
+        shape = ("the last state repeats forever" if lasso.stutter else f"a cycle of {cycle} step(s) repeats forever")
         lines.append(f"counterexample: liveness property {bad.name} ({bad.kind}) violated: a fair behaviour of"
-                     f" {lasso.loop} step(s) that {shape}")
+                     f" {lasso.loop} step(s), then {shape}")
         lines.append(render_text(model, lasso.trace, bad.name, bad.description, loop=lasso.loop))
     return "\n".join(lines)
 

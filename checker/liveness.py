@@ -108,6 +108,7 @@ class Graph:
     fair_actions: list[Any]  # fid -> action value
     fair_strong: bytearray  # fid -> 1 when strongly fair
     fair_kinds: dict[str, Any] = field(default_factory=dict)  # action kind -> Fairness
+    fair_ids: dict[Any, int] = field(default_factory=dict)  # (action class, action) -> fid
     seconds: float = 0.0
     depth: int = 0
 
@@ -260,10 +261,8 @@ def build_graph(model: Model, properties: list[Property], *, max_states: Optiona
                 next_report = now + progress_every
                 progress(f"liveness graph: {len(index):,} states, {len(dst):,} edges, "
                          f"{len(index) / (now - start):,.0f} states/s, {now - start:.0f}s")
-    g = Graph(model, index, offsets, dst, fid, pos, parent_edge, source, marks, fair_actions, fair_strong,
-              fairness, time.perf_counter() - start, max(depth_of) if depth_of else 0)
-    g.fair_ids = fair_ids  # type: ignore[attr-defined]
-    return g
+    return Graph(model, index, offsets, dst, fid, pos, parent_edge, source, marks, fair_actions, fair_strong,
+                 fairness, fair_ids, time.perf_counter() - start, max(depth_of) if depth_of else 0)
 
 
 # --- strongly connected components ----------------------------------------------------------------
@@ -398,7 +397,6 @@ class Lasso:
     trace: list[tuple[Any, Any]]
     loop: int
     stutter: bool
-    prefix_states: int  # states before the cycle's first
 
 
 @dataclass
@@ -514,7 +512,7 @@ class BlockedCache:
                 self.by_state[v] = []
             return
         g = self.g
-        ids = g.fair_ids  # type: ignore[attr-defined]
+        ids = g.fair_ids
         states = g.states_of(missing)
         for v in missing:
             s = states[v]
@@ -606,7 +604,7 @@ def lasso(g: Graph, pred: array, part: list[int], blocked: BlockedCache) -> Lass
         action = g.action_of(current, e)
         current = g.model.next_state(current, action)
         trace.append((action, current))
-    return Lasso(trace, loop, not cycle, loop)
+    return Lasso(trace, loop, not cycle)
 
 
 def _route(g: Graph, start: int, inside: set[int], goal: Callable[[int], bool]) -> list[int]:
