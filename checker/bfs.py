@@ -69,6 +69,9 @@ class Result:
     workers: int = 1  # processes that explored
     reduction: Optional[str] = None  # the model's stutter reduction, when the search used it
     disabled: dict[str, str] = field(default_factory=dict)  # action kind -> why the config rules it out
+    # Order-free digest of the reachable states (sum of fingerprints mod 2**64) of a one-process
+    # search that ended "ok": two models with the same digest reach the same states.
+    digest: Optional[int] = None
 
     @property
     def states_per_second(self) -> float:
@@ -288,6 +291,7 @@ def explore(
         queue=queue,
         reached=reached,
         reduction=reduction_text(model, reduce),
+        digest=sum(parents) % (1 << 64) if outcome == OK else None,
     )
 
 

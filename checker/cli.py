@@ -472,6 +472,8 @@ COMMANDS: dict[str, Command] = {
     "prove": Command.from_module("checker.prove", "Z3: inductive invariants and bounded model checking"),
     "replay": Command.from_module("checker.replay", "validate a trace (ITF JSON) step by step against a model"),
     "gate": Command.from_module("checker.gate", "run a gate file: every row's expected outcome, for CI"),
+    "mutate": Command.from_module("checker.mutation.command",
+                                  "make small mistakes in a model's code and see which the gate's rows notice"),
 }
 
 

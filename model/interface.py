@@ -170,6 +170,9 @@ class ModelDefinition:
     invariants: Sequence[tuple[str, str, str]] = field(default_factory=tuple)  # (name, kind, description)
     # config -> {key: (value the model uses, why)} for the keys it clamps as Kafka does
     clamps: Callable[[Mapping[str, Any]], Mapping[str, tuple[Any, str]]] | None = None
+    # The code `kcheck mutate` makes mistakes in: "module" (all its functions) or "module:function"
+    # (a function or method and what it nests). Empty: the module that defines the model.
+    mutation_targets: Sequence[str] = field(default_factory=tuple)
 
 
 def action_name(action: Any) -> str:

@@ -78,7 +78,7 @@ DEFINITION = ModelDefinition(
         ConfigKey("k", int, 2, "counter bound", 0, 50),
         ConfigKey("limit", int, 1000, "x + y must stay below this", 0, 10_000),
     ),
-    presets={"default": {}, "smoke": {"k": 1}},
+    presets={"default": {}, "smoke": {"k": 1}, "tight": {"k": 2, "limit": 5}},
     variants=(Variant("kafka-4.1", "the toy as is"),),
     build=lambda config, variant: ToyModel(dict(config), variant),
 )

@@ -24,4 +24,11 @@ DEFINITION = ModelDefinition(
         (p.name, p.kind, p.description)
         for p in properties(Params.defaults(), Protocol()) + liveness.properties(Params.defaults(), Protocol())
     ),
+    # The protocol's code path: not the properties (the oracle), the variants, the fairness and
+    # timing of the liveness model, the symmetry reduction or the rendering.
+    mutation_targets=(
+        "model.kraft.rules", "model.kraft.quorum", "model.kraft.client", "model.kraft.network",
+        "model.kraft.faults", "model.kraft.model:KraftModel.actions", "model.kraft.model:KraftModel.next_state",
+        "model.kraft.state:Node.leo", "model.kraft.state:Node.is_leader",
+    ),
 )

@@ -14,4 +14,15 @@ DEFINITION = ModelDefinition(
     variants=VARIANTS,
     build=lambda config, variant: ReplicationModel(config, variant),
     clamps=clamps,
+    # The protocol's code path: not the properties (the oracle), the variants, the liveness
+    # model, the stutter reduction or the rendering.
+    mutation_targets=(
+        "model.replication.partition", "model.replication.broker_actions", "model.replication.controller",
+        "model.replication.controller_actions", "model.replication.fault_actions",
+        "model.replication.model:initial_state", "model.replication.model:ReplicationModel.actions",
+        "model.replication.model:ReplicationModel.next_state", "model.replication.state:Broker.maximal_isr",
+        "model.replication.state:Broker.leo", "model.replication.state:Controller.partition",
+        "model.replication.state:Controller.record", "model.replication.state:with_message",
+        "model.replication.state:without_message",
+    ),
 )

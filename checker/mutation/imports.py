@@ -1,0 +1,84 @@
+"""A model package imported with one module rebuilt from a changed AST, in memory.
+
+The files are never written: a meta-path finder hands Python the compiled AST for the chosen
+modules, the model's modules are dropped from `sys.modules` before and after, and everything
+else (the checker, `model.interface`) stays as it is. Models are pure, so a fresh import is a
+fresh model.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from contextlib import contextmanager
+from types import CodeType, ModuleType
+from typing import Any, Iterator, Mapping
+
+from model import MODELS
+
+
+def package_of(model: str) -> str:
+    """The import name whose modules make up model `model`."""
+    return MODELS[model]
+
+
+def source_of(module: str) -> str:
+    """The source text of an importable module (as installed)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        raise ImportError(f"no Python source for module {module}")
+    with open(spec.origin, encoding="utf-8") as f:
+        return f.read()
+
+
+def _purge(package: str) -> None:
+    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+        del sys.modules[name]
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, code: CodeType, names: Mapping[str, Any]) -> None:
+        self.code, self.names = code, names
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__dict__.update(self.names)
+        exec(self.code, module.__dict__)  # noqa: S102 - the model's own source, changed in memory
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def __init__(self, codes: Mapping[str, CodeType], names: Mapping[str, Any]) -> None:
+        self.codes, self.names = codes, names
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.codes:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None:
+            return None
+        spec.loader = _Loader(self.codes[fullname], self.names.get(fullname, {}))
+        spec.cached = None
+        return spec
+
+
+@contextmanager
+def changed(model: str, trees: Mapping[str, ast.Module],
+            names: Mapping[str, Mapping[str, Any]] | None = None) -> Iterator[None]:
+    """Within the block, importing model `model` compiles `trees[module]` for the modules given
+    (with `names[module]` bound in their globals) and the files for the rest."""
+    package = package_of(model)
+    codes = {m: compile(t, importlib.util.find_spec(m).origin or m, "exec") for m, t in trees.items()}  # type: ignore[union-attr]
+    finder = _Finder(codes, names or {})
+    _purge(package)
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        _purge(package)
+        importlib.invalidate_caches()
