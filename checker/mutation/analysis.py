@@ -41,9 +41,16 @@ class Target:
     model: str
     sources: Mapping[str, str]
     functions: Mapping[str, tuple[str, ...]]
+    package: str = ""  # model.MODELS[model] on the coordinator: a model registered at run time resolves in workers
 
     def scope(self, module: str) -> tuple[str, ...] | None:
         return self.functions.get(module) or None
+
+    def register(self) -> None:
+        from model import MODELS
+
+        if self.package:
+            MODELS.setdefault(self.model, self.package)
 
 
 @dataclass
@@ -118,6 +125,7 @@ def infection_task(target: Target, row: Any, mutant_ids: Sequence[str], budget: 
     from checker.mutation.imports import changed
     from checker.selection import select_invariants
 
+    target.register()
     ids = set(mutant_ids)
     by_module = {m: {i for i in ids if i.startswith(m + ":")} for m in target.sources}
     probe = Probe()
@@ -195,6 +203,7 @@ def kill_task(target: Target, mutant: Mutant, rows: Sequence[Any], caps: Mapping
     mutant."""
     from checker.mutation.imports import changed
 
+    target.register()
     start = time.perf_counter()
     attempts: list[Attempt] = []
     tree, _ = transform(mutant.module, target.sources[mutant.module], apply=mutant.id,
@@ -238,7 +247,13 @@ def run_tasks(tasks: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], jobs:
     """Yield (task index, result) as tasks finish: in this process (jobs 1), on a pool of `jobs`
     processes, or on Spark (`spark`: a SparkSession; one partition per task)."""
     if engine == "spark":
+        from checker.spark_engine import ship_packages
+        from checker.walks import ModelSpec
+
         sc = spark.sparkContext
+        target = next((a for _, args in tasks for a in args if isinstance(a, Target)), None)
+        if target is not None:
+            ship_packages(sc, ModelSpec(target.model, (), "", target.package), sc.master)
         indexed = list(enumerate(tasks))
         rdd = sc.parallelize(indexed, max(1, len(indexed)))
         for index, result in rdd.map(lambda it: (it[0], _call(it[1]))).toLocalIterator():
@@ -287,7 +302,7 @@ def target_of(model: str) -> Target:
         else:
             whole.add(module)
     sources = {m: source_of(m) for m in order}
-    return Target(model, sources, {m: tuple(f) for m, f in functions.items() if m not in whole})
+    return Target(model, sources, {m: tuple(f) for m, f in functions.items() if m not in whole}, package_of(model))
 
 
 def all_mutants(target: Target) -> list[Mutant]:

@@ -78,7 +78,7 @@ def match(judgements: Sequence[Judgement], mutants: Mapping[str, Any], model_pac
     applied: dict[str, Judgement] = {}
     stale: list[str] = []
     for j in judgements:
-        if not j.mutant.startswith(model_package + "."):
+        if not j.mutant.startswith((model_package + ".", model_package + ":")):
             continue
         m = mutants.get(j.mutant)
         if m is None:

@@ -1,0 +1,272 @@
+"""`kcheck mutate` (checker/mutation): the operators, in-memory imports, the fates of fixed
+mutants of the toy model and of both real models, judgements, the baseline check, bad input."""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import model
+from checker.cli import main
+from checker.mutation.operators import OPERATORS, Probe, mutants, transform
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SOURCE = textwrap.dedent('''
+    def f(s, xs, k):
+        if s.a < k and not s.b:
+            return None
+        if s.c == 1 or s.d:
+            pass
+        top = min(xs[:k], default=0)
+        return s._replace(a=s.a + 1, b=True), top
+''')
+
+
+def test_each_operator_makes_its_mistake() -> None:
+    found = {(m.operator, m.before, m.after) for m in mutants("mod", SOURCE)}
+    assert ("compare", "s.a < k", "s.a <= k") in found
+    assert ("compare", "s.c == 1", "s.c != 1") in found
+    assert ("drop-conjunct", "s.a < k and (not s.b)", "not s.b") in found
+    assert ("drop-disjunct", "s.c == 1 or s.d", "s.d") in found
+    assert ("drop-guard", "s.a < k and (not s.b)", "False") in found
+    assert ("drop-not", "not s.b", "s.b") in found
+    assert ("off-by-one", "s.a + 1", "s.a") in found
+    assert ("off-by-one", "xs[:k]", "xs[:k + 1]") in found
+    assert ("min-max", "min(xs[:k], default=0)", "max(xs[:k], default=0)") in found
+    assert ("drop-field", "s._replace(a=s.a + 1, b=True)", "s._replace(b=True)") in found
+    assert ("flip-bool", "True", "False") in found
+    # the `if s.c == 1 or s.d: pass` body does not leave: no drop-guard there
+    assert not any(m.operator == "drop-guard" and "s.c" in m.before for m in mutants("mod", SOURCE))
+    assert {m.operator for m in mutants("mod", SOURCE)} == set(OPERATORS)
+
+
+def test_ids_are_stable_and_unique() -> None:
+    first, second = mutants("mod", SOURCE), mutants("mod", SOURCE)
+    assert [m.id for m in first] == [m.id for m in second]
+    assert len({m.id for m in first}) == len(first)
+    assert all(m.id.startswith("mod:f:") for m in first)
+
+
+def _run(tree, **names):
+    namespace = dict(names)
+    exec(compile(tree, "mod.py", "exec"), namespace)
+    return namespace["f"]
+
+
+def test_a_mutant_changes_only_its_expression() -> None:
+    from collections import namedtuple
+
+    S = namedtuple("S", "a b c d")
+    original = _run(transform("mod", SOURCE)[0])
+    assert original(S(1, False, 0, 0), [5, 1, 7], 2) is None  # the guard: 1 < 2 and not False
+    assert original(S(3, False, 0, 0), [5, 1, 7], 2) == (S(4, True, 0, 0), 1)
+    bumped = next(m for m in mutants("mod", SOURCE) if (m.operator, m.after) == ("off-by-one", "s.a"))
+    mutant = _run(transform("mod", SOURCE, apply=bumped.id)[0])
+    assert mutant(S(3, False, 0, 0), [5, 1, 7], 2) == (S(3, True, 0, 0), 1)  # the epoch is not bumped
+
+
+def test_probe_marks_a_mutant_only_where_its_value_differs() -> None:
+    chosen = {m.id for m in mutants("mod", SOURCE) if m.before == "s.a < k"}
+    assert len(chosen) == 1
+    tree, sites = transform("mod", SOURCE, probe=chosen)
+    probe = Probe()
+    f = _run(tree, **probe.names(sites))
+    from collections import namedtuple
+
+    S = namedtuple("S", "a b c d")
+    f(S(5, False, 0, 0), [1], 2)
+    assert probe.executed == chosen and not probe.infected  # 5 < 2 and 5 <= 2 agree
+    f(S(2, False, 0, 0), [1], 2)
+    assert probe.infected == chosen  # 2 < 2 and 2 <= 2 differ
+
+
+@pytest.fixture
+def toy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(model.MODELS, "toy", "tests.toymodel")
+
+
+def _mutate(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["mutate", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _fates(report: dict) -> dict[str, dict]:
+    return {m["id"].split(":", 1)[1]: m for m in report["mutants"]}
+
+
+def test_toy_kill_matrix(toy: None, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight,smoke", "--jobs", "1", "--json",
+                           "--judgements", str(ROOT / "spec" / "mutants.toml"))
+    report = json.loads(out)
+    fates = _fates(report)
+    killed = fates["ToyModel.actions:compare:0"]  # x < k becomes x <= k: x reaches 3 and 3 + 2 == limit 5
+    assert killed["status"] == "killed"
+    assert killed["killed_by"]["row"] == "toy-kafka-4.1-tight"
+    assert killed["killed_by"]["property"] == "sum_below_limit" and killed["killed_by"]["steps"] == 5
+    assert fates["ToyModel.next_state:off-by-one:1"]["status"] == "survived"  # x jumps by 2: other states, no bad one
+    assert fates["ToyModel.__init__:compare:0"]["status"] == "unchanged"  # x + y never reaches the limit
+    assert fates["ToyModel.actions:compare:2"]["status"] == "same-states"  # Reset is enabled elsewhere, to (0, 0)
+    s = report["summary"]
+    assert s["killed"] == 2 and s["unexplained"] == s["survived"] > 0
+    assert s["safety_kill_rate"] == round(2 / (2 + s["survived"]), 4)
+    assert code == 1  # unexplained survivors
+    rows = {r["name"]: r for r in report["rows"]}
+    assert rows["toy-kafka-4.1-tight"]["kafka_states"] == 9
+
+
+def test_text_report_names_survivors_with_their_source_line(toy: None, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1",
+                             "--only", "*next_state:off-by-one:1", "--only", "*actions:compare:0")
+    assert code == 1
+    assert "kill matrix:" in out and "tight / sum_below_limit" in out
+    assert "toymodel.py:60 in ToyModel.next_state (off-by-one): `s.x + 1` -> `s.x + 2`" in out
+    assert "return Counters(s.x + 1, s.y)" in out and "UNEXPLAINED" in out
+    assert "safety kill rate: 1 of 2 non-equivalent safety mutants (50.0%)" in out
+    assert "mutate: " in err  # progress on stderr
+
+
+def test_judgements_explain_survivors_and_stale_ones_are_reported(toy: None, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    j = tmp_path / "mutants.toml"
+    j.write_text(textwrap.dedent('''
+        [[judgement]]
+        mutant = "tests.toymodel:ToyModel.next_state:off-by-one:1"
+        before = "s.x + 1"
+        after = "s.x + 2"
+        verdict = "gap"
+        reason = "no invariant bounds x alone"
+
+        [[judgement]]
+        mutant = "tests.toymodel:ToyModel.next_state:off-by-one:0"
+        before = "s.x - 1"
+        after = "s.x"
+        verdict = "equivalent"
+        reason = "stale on purpose"
+    '''))
+    args = ["--model", "toy", "--presets", "tight", "--jobs", "1", "--judgements", str(j), "--no-matrix"]
+    code, out, _ = _mutate(capsys, *args, "--only", "*next_state:off-by-one:1")
+    assert code == 0, out  # its one survivor is judged (a known gap)
+    assert "judged gap: no invariant bounds x alone" in out
+    assert "warning: stale judgement: tests.toymodel:ToyModel.next_state:off-by-one:0" in out
+    code, out, _ = _mutate(capsys, *args, "--json", "--only", "*next_state:off-by-one:0", "--only",
+                           "*next_state:off-by-one:1")
+    report = json.loads(out)
+    assert code == 1 and report["summary"]["judged_gap"] == 1 and report["summary"]["unexplained"] == 1
+    assert report["stale_judgements"]
+
+
+def test_baseline_check_fails_when_a_killed_mutant_survives(toy: None, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1", "--json")
+    baseline = tmp_path / "toy.json"
+    baseline.write_text(out)
+    args = ["--model", "toy", "--presets", "tight", "--jobs", "1", "--baseline", str(baseline)]
+    code, out, _ = _mutate(capsys, *args)
+    assert code == 0, out
+    assert "2 of 2 mutant(s) the baseline kills are still killed" in out
+    # a baseline that claims a survivor was killed: the check must notice
+    report = json.loads(baseline.read_text())
+    for m in report["mutants"]:
+        if m["id"].endswith("next_state:off-by-one:1"):
+            m["status"] = "killed"
+            m["killed_by"] = {"row": "toy-kafka-4.1-tight", "outcome": "violation", "kind": "safety",
+                              "property": "sum_below_limit", "steps": 3, "seconds": 0.0, "reason": ""}
+    baseline.write_text(json.dumps(report))
+    code, out, _ = _mutate(capsys, *args, "--sample", "3", "--seed", "0")
+    assert code == 1
+    assert "NOT KILLED: toymodel.py:60 tests.toymodel:ToyModel.next_state:off-by-one:1" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--only", "nothing-matches"], "no mutant of model toy matches"),
+    (["--presets", "no-such"], "unknown preset 'no-such'"),
+    (["--baseline", "/no/such.json"], "--baseline /no/such.json: cannot read"),
+    (["--judgements", "/no/such.toml"], "--judgements /no/such.toml: no such file"),
+    (["--markdown", "/"], "--markdown /: is a directory"),
+    (["--model", "nosuch"], "unknown model 'nosuch'"),
+])
+def test_bad_input_is_one_line_and_exit_2(toy: None, capsys: pytest.CaptureFixture[str], args: list[str],
+                                          message: str) -> None:
+    base = ["--model", "toy", "--presets", "tight", "--jobs", "1"]
+    code, out, err = _mutate(capsys, *base, *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_bad_baseline_and_judgements_are_bad_input(toy: None, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"model": "kraft", "mutants": [], "rows": []}))
+    code, _, err = _mutate(capsys, "--model", "toy", "--presets", "tight", "--baseline", str(other))
+    assert code == 2 and "a report on model 'kraft', not 'toy'" in err
+    bad = tmp_path / "j.toml"
+    bad.write_text('[[judgement]]\nmutant = "x"\nbefore = "a"\nafter = "b"\nverdict = "fine"\nreason = "r"\n')
+    code, _, err = _mutate(capsys, "--model", "toy", "--presets", "tight", "--judgements", str(bad))
+    assert code == 2 and "verdict 'fine' is not one of equivalent, availability, gap" in err
+
+
+def test_the_model_files_and_modules_are_left_as_they_were(toy: None, capsys: pytest.CaptureFixture[str]) -> None:
+    path = ROOT / "tests" / "toymodel.py"
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1", "--only", "*actions:compare:0")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    import importlib
+
+    toy_module = importlib.import_module("tests.toymodel")
+    m = toy_module.DEFINITION.build({"k": 2, "limit": 5}, "kafka-4.1")
+    assert len(m.actions(toy_module.Counters(1, 2))) == 1  # x < k as written: IncX only
+
+
+def test_markdown_report(toy: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    md = tmp_path / "mutate.md"
+    _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "2", "--markdown", str(md), "--quiet")
+    text = md.read_text()
+    assert text.startswith("# kcheck mutate: toy")
+    assert "## Survivors" in text and "**unexplained**" in text and "## Kill matrix" in text
+
+
+def test_pool_and_one_process_agree(toy: None, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = []
+    for jobs in ("1", "2"):
+        _, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight,smoke", "--jobs", jobs, "--json")
+        runs.append({k: (m["status"], m["killed_by"] and m["killed_by"]["property"])
+                     for k, m in _fates(json.loads(out)).items()})
+    assert runs[0] == runs[1]
+
+
+# Fixed mutants of the real models on their smoke preset: killed ones, a survivor, one never run.
+KRAFT = {
+    "model.kraft.rules:is_vote_granted:off-by-one:0": ("killed", "election_safety"),  # a majority of n//2 votes
+    "model.kraft.rules:follower_high_watermark:min-max:0": ("survived", None),  # follower_hw is off on smoke
+    "model.kraft.rules:truncation_offset:min-max:0": ("not-executed", None),  # no divergence on smoke
+}
+REPLICATION = {
+    "model.replication.partition:leader_hw:compare:0": ("killed", None),  # min(min_isr, None): TypeError
+    "model.replication.controller:_merge:off-by-one:1": ("survived", None),  # leader epoch +2: smoke cannot tell
+}
+
+
+@pytest.mark.parametrize("name, expected", [("kraft", KRAFT), ("replication", REPLICATION)])
+def test_fixed_mutants_of_the_real_models(name: str, expected: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    only = [a for mid in expected for a in ("--only", mid)]
+    code, out, err = _mutate(capsys, "--model", name, "--presets", "smoke", "--jobs", "2", "--json",
+                             "--no-liveness", *only)
+    fates = {m["id"]: m for m in json.loads(out)["mutants"]}
+    for mid, (status, prop) in expected.items():
+        assert fates[mid]["status"] == status, (mid, fates[mid])
+        if prop is not None:
+            assert fates[mid]["killed_by"]["property"] == prop
+
+
+def test_spark_engine_gives_the_same_fates(toy: None, spark, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = []
+    for engine in ("local", "spark"):
+        _, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1", "--engine", engine, "--json")
+        runs.append({k: (m["status"], m["killed_by"] and m["killed_by"]["steps"]) for k, m in _fates(json.loads(out)).items()})
+    assert runs[0] == runs[1]
