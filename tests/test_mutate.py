@@ -101,7 +101,7 @@ def _fates(report: dict) -> dict[str, dict]:
 
 
 def test_toy_kill_matrix(toy: None, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight,smoke", "--jobs", "1", "--json",
+    code, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1", "--json",
                            "--judgements", str(ROOT / "spec" / "mutants.toml"))
     report = json.loads(out)
     fates = _fates(report)
@@ -109,12 +109,17 @@ def test_toy_kill_matrix(toy: None, capsys: pytest.CaptureFixture[str]) -> None:
     assert killed["status"] == "killed"
     assert killed["killed_by"]["row"] == "toy-kafka-4.1-tight"
     assert killed["killed_by"]["property"] == "sum_below_limit" and killed["killed_by"]["steps"] == 5
+    # x no longer moves: no invariant breaks, but (k, k) is never reached, as the gate checks
+    stuck = fates["ToyModel.next_state:off-by-one:0"]
+    assert stuck["status"] == "killed" and stuck["killed_by"]["outcome"] == "vacuous"
+    assert stuck["killed_by"]["property"] == "both_max"
+    assert fates["ToyModel.next_state:drop-guard:2"]["killed_by"]["property"] == "Reset"  # never enabled
     assert fates["ToyModel.next_state:off-by-one:1"]["status"] == "survived"  # x jumps by 2: other states, no bad one
     assert fates["ToyModel.__init__:compare:0"]["status"] == "unchanged"  # x + y never reaches the limit
     assert fates["ToyModel.actions:compare:2"]["status"] == "same-states"  # Reset is enabled elsewhere, to (0, 0)
     s = report["summary"]
-    assert s["killed"] == 2 and s["unexplained"] == s["survived"] > 0
-    assert s["safety_kill_rate"] == round(2 / (2 + s["survived"]), 4)
+    assert (s["killed"], s["survived"], s["unexplained"]) == (7, 2, 2)
+    assert s["safety_kill_rate"] == round(7 / 9, 4)
     assert code == 1  # unexplained survivors
     rows = {r["name"]: r for r in report["rows"]}
     assert rows["toy-kafka-4.1-tight"]["kafka_states"] == 9
@@ -154,7 +159,7 @@ def test_judgements_explain_survivors_and_stale_ones_are_reported(toy: None, tmp
     assert code == 0, out  # its one survivor is judged (a known gap)
     assert "judged gap: no invariant bounds x alone" in out
     assert "warning: stale judgement: tests.toymodel:ToyModel.next_state:off-by-one:0" in out
-    code, out, _ = _mutate(capsys, *args, "--json", "--only", "*next_state:off-by-one:0", "--only",
+    code, out, _ = _mutate(capsys, *args, "--json", "--only", "*next_state:off-by-one:3", "--only",
                            "*next_state:off-by-one:1")
     report = json.loads(out)
     assert code == 1 and report["summary"]["judged_gap"] == 1 and report["summary"]["unexplained"] == 1
@@ -169,7 +174,7 @@ def test_baseline_check_fails_when_a_killed_mutant_survives(toy: None, tmp_path:
     args = ["--model", "toy", "--presets", "tight", "--jobs", "1", "--baseline", str(baseline)]
     code, out, _ = _mutate(capsys, *args)
     assert code == 0, out
-    assert "2 of 2 mutant(s) the baseline kills are still killed" in out
+    assert "7 of 7 mutant(s) the baseline kills are still killed" in out
     # a baseline that claims a survivor was killed: the check must notice
     report = json.loads(baseline.read_text())
     for m in report["mutants"]:
@@ -178,7 +183,7 @@ def test_baseline_check_fails_when_a_killed_mutant_survives(toy: None, tmp_path:
             m["killed_by"] = {"row": "toy-kafka-4.1-tight", "outcome": "violation", "kind": "safety",
                               "property": "sum_below_limit", "steps": 3, "seconds": 0.0, "reason": ""}
     baseline.write_text(json.dumps(report))
-    code, out, _ = _mutate(capsys, *args, "--sample", "3", "--seed", "0")
+    code, out, _ = _mutate(capsys, *args)
     assert code == 1
     assert "NOT KILLED: toymodel.py:60 tests.toymodel:ToyModel.next_state:off-by-one:1" in out
 
@@ -270,3 +275,29 @@ def test_spark_engine_gives_the_same_fates(toy: None, spark, capsys: pytest.Capt
         _, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1", "--engine", engine, "--json")
         runs.append({k: (m["status"], m["killed_by"] and m["killed_by"]["steps"]) for k, m in _fates(json.loads(out)).items()})
     assert runs[0] == runs[1]
+
+
+def test_the_documented_examples_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """README's and docs/mutate.md's short examples, as written (the full runs that write the
+    baselines take hours and are only parsed, by tests/test_doc_commands.py)."""
+    import shlex
+
+    readme = (ROOT / "README.md").read_text()
+    example = readme.split("survives, e.g. `", 1)[1].split("`", 1)[0]
+    page = (ROOT / "docs" / "mutate.md").read_text()
+    first = next(line.strip() for line in page.splitlines() if line.startswith("    kcheck mutate"))
+    for command in (example, first):
+        code, out, _ = _mutate(capsys, *shlex.split(command)[2:], "--quiet")
+        assert code in (0, 1) and "safety kill rate:" in out, command
+    assert "is_vote_granted:off-by-one:0" in out and "election_safety" in out
+    baseline = next(line.strip() for line in page.splitlines() if "--baseline spec/kills" in line)
+    if (ROOT / "spec" / "kills" / "kraft.json").is_file():
+        import os
+
+        cwd = os.getcwd()
+        os.chdir(ROOT)
+        try:
+            code, out, _ = _mutate(capsys, *shlex.split(baseline)[2:], "--quiet")
+        finally:
+            os.chdir(cwd)
+        assert code == 0 and "5 of 5 mutant(s) the baseline kills are still killed" in out
