@@ -64,6 +64,10 @@ def test_command_is_valid(page: str, command: str) -> None:
     args = build_parser(argv[0]).parse_args(argv)
     if not hasattr(args, "model") or args.command == "replay":
         return  # no configuration of its own (replay reads it from the trace)
+    if args.command == "mutate":  # a model and presets (or the gate's rows)
+        for preset in (args.presets or "default").split(","):
+            load_config(model=args.model, variant="kafka-4.1", preset=preset)
+        return
     config = getattr(args, "config_file", None)
     if config is not None and not (ROOT / config).is_file():
         return  # a file the reader writes (my.toml)

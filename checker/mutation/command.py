@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline", metavar="REPORT.json",
                         help="a full run's --json report: run only mutants it lists as killed, each on the row "
                              "that killed it; exit 1 if one survives (the CI check)")
+    parser.add_argument("--max-kill-seconds", type=positive_seconds, default=30.0, metavar="SECONDS",
+                        help="with --baseline: only mutants the baseline killed within this time (default 30)")
     parser.add_argument("--budget", type=positive_seconds, default=600.0, metavar="SECONDS",
                         help="time budget per mutant, all rows together (default 600)")
     parser.add_argument("--jobs", type=process_count, default=default_workers(), metavar="N",
@@ -203,7 +205,7 @@ def _run_baseline(args: argparse.Namespace, target: Any, mutants: Sequence[Any],
             skipped.append(f"{entry.get('id')}: the mutant changed since the baseline")
         elif row is None:
             skipped.append(f"{entry.get('id')}: row {entry['killed_by'].get('row')} is not in the gate any more")
-        else:
+        elif float(entry["killed_by"].get("seconds") or 0) <= args.max_kill_seconds:
             killed.append((m, row, entry["killed_by"]))
     if args.only or args.operator:
         keep = {m.id for m in _select(argparse.Namespace(**{**vars(args), "sample": None}), [m for m, _, _ in killed])}
