@@ -33,8 +33,11 @@ def row(name: str, model: str, variant: str, expect: str, extra: str = "") -> st
             f'expect = "{expect}"\n{body}{extra}\n')
 
 
-HOLDS_ROWS = (row("replication-holds", "replication", "kafka-4.1", "holds")
-              + row("kraft-holds", "kraft", "kafka-4.1", "holds"))
+# What these small configurations never reach or enable (a holds row must say so: may_miss)
+REPLICATION_MISSES = 'may_miss = ["leaderless", "lossy_crash", "isr_expansion_proposed"]\n'
+KRAFT_MISSES = 'may_miss = ["HandleBeginQuorumEpochResponse", "Restart", "DiskLoss", "CutLink", "HealLink", "DropMessage"]\n'
+HOLDS_ROWS = (row("replication-holds", "replication", "kafka-4.1", "holds", REPLICATION_MISSES)
+              + row("kraft-holds", "kraft", "kafka-4.1", "holds", KRAFT_MISSES))
 GOOD = (HOLDS_ROWS + row("R12", "replication", "hw-ignores-min-isr", "candidate_completeness")
         + row("R1", "replication", "truncate-to-hw", "candidate_completeness"))
 # Each of the last three rows fails for a different reason.
@@ -106,7 +109,19 @@ def test_max_states_reached_is_a_failure_never_a_pass(tmp_path: Path, capsys: py
 def test_holds_row_reports_its_vacuity_gaps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, str(write(tmp_path, HOLDS_ROWS)), "--quiet", "--only", "kraft-holds")
     assert code == 0
-    assert "note kraft-holds: action DiskLoss never enabled" in out
+    assert "note kraft-holds: action DiskLoss never enabled (may_miss)" in out
+
+
+def test_a_holds_row_that_misses_more_than_its_may_miss_fails(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    text = HOLDS_ROWS.replace('"DiskLoss", ', "")
+    code, report = run_json(capsys, str(write(tmp_path, text)), "--only", "kraft-holds")
+    assert code == 1
+    r = report["rows"][0]
+    assert not r["passed"] and r["outcome"] == "ok"
+    assert r["reason"] == "vacuous: action DiskLoss never enabled (not in the row's may_miss)"
+    code, _, err = run(capsys, str(write(tmp_path, HOLDS_ROWS.replace('"DiskLoss"', '"NoSuchThing"'))))
+    assert code == 2 and "may_miss: 'NoSuchThing' is neither a sometimes-property nor an action" in err
 
 
 # --- reports ---------------------------------------------------------------------------------------
@@ -238,7 +253,7 @@ def test_config_file_is_relative_to_the_gate_file(tmp_path: Path, capsys: pytest
     (tmp_path / "configs" / "tiny.toml").write_text("voters = 2\nmax_epoch = 1\nmax_log = 2\nmax_in_flight = 1\n"
                                                    "faults = 0\n")
     text = ('[[row]]\nname = "tiny"\nmodel = "kraft"\nvariant = "kafka-4.1"\nconfig = "configs/tiny.toml"\n'
-            'expect = "holds"\n')
+            'expect = "holds"\n' + KRAFT_MISSES)
     code, report = run_json(capsys, str(write(tmp_path, text)))
     assert code == 0 and report["rows"][0]["configuration"] == "default + tiny.toml"
     assert report["rows"][0]["config_file"] == str(tmp_path / "configs" / "tiny.toml")
