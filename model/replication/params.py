@@ -51,6 +51,17 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     "zombie-leader": {"brokers": 3, "values": 1, "max_leader_epoch": 2, "max_partition_epoch": 3,
                       "crashes": 0, "lossy_crashes": 0, "fences": 2, "losses": 0, "max_faults": -1, "max_in_flight": 2,
                       "min_insync_replicas": 2},
+    # three brokers, two values, one crash: a new leader writes value 1 at the offset where a
+    # surviving ISR follower holds value 0 of the old epoch, and the follower must truncate it
+    "three-replica-conflict": {"brokers": 3, "values": 2, "max_leader_epoch": 1, "max_partition_epoch": 2,
+                               "crashes": 1, "lossy_crashes": 0, "fences": 0, "losses": 0, "max_faults": -1,
+                               "max_in_flight": 2, "min_insync_replicas": 2},
+    # two brokers, min ISR 2, two crashes that lose nothing: both leave ISR and ELR (unclean
+    # restarts), and the last known leader (KIP-966 LastKnownELR) is elected, or an ELR member after a
+    # controlled shutdown
+    "last-known-leader": {"brokers": 2, "values": 1, "max_leader_epoch": 2, "max_partition_epoch": 6,
+                          "crashes": 2, "lossy_crashes": 0, "fences": 0, "losses": 0, "max_faults": -1,
+                          "max_in_flight": 2, "min_insync_replicas": 2},
     # the default before 2026-11-25: one crash (which may be lossy), no message loss; the replication
     # proofs run here (spec/proofs.md)
     "one-crash": {"crashes": 1, "losses": 0, "max_faults": -1},
