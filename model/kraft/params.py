@@ -65,6 +65,10 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     # expirations: diverging-epoch answers that name an epoch other than the last fetched one, and
     # a lost pre-vote that must keep the vote of its epoch.
     "three-epochs": {"max_epoch": 3, "max_log": 2, "max_in_flight": 1, "faults": 0, "timeouts": 4},
+    # Two messages in flight, requests sent before a role change still delivered, two epochs, no
+    # faults, three timer expirations: a request of an older epoch (BeginQuorumEpoch, Vote, Fetch)
+    # arriving after the receiver moved on, and a new request while a response is in flight.
+    "stale-requests": {"max_epoch": 2, "max_log": 1, "max_in_flight": 2, "faults": 0, "timeouts": 3},
 }
 
 
