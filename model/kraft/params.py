@@ -56,6 +56,19 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     # same-identity-after-disk-loss (K4): one election and one lost disk.
     "disk-loss": {"max_epoch": 1, "max_log": 1, "max_in_flight": 1, "faults": 1, "restarts": 0,
                   "disk_losses": 1, "partitions": 0, "losses": 0},
+    # Five voters, two elections (two timer expirations), LeaderChange + one record, no faults:
+    # a majority of 3 and the HW as the third-largest end offset, where a threshold or index that
+    # is right for three voters (two votes, the second-largest offset) commits or elects on 2.
+    "five-voters": {"voters": 5, "max_epoch": 2, "max_log": 2, "max_in_flight": 1, "faults": 0,
+                    "timeouts": 2},
+    # Three epochs over two-entry logs, followers keeping the HW, no faults, four timer
+    # expirations: diverging-epoch answers that name an epoch other than the last fetched one, and
+    # a lost pre-vote that must keep the vote of its epoch.
+    "three-epochs": {"max_epoch": 3, "max_log": 2, "max_in_flight": 1, "faults": 0, "timeouts": 4},
+    # Two messages in flight, requests sent before a role change still delivered, two epochs, no
+    # faults, three timer expirations: a request of an older epoch (BeginQuorumEpoch, Vote, Fetch)
+    # arriving after the receiver moved on, and a new request while a response is in flight.
+    "stale-requests": {"max_epoch": 2, "max_log": 1, "max_in_flight": 2, "faults": 0, "timeouts": 3},
 }
 
 
