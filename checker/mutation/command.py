@@ -18,7 +18,7 @@ EXIT_OK, EXIT_SURVIVORS, EXIT_INTERRUPTED = 0, 1, 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import default_workers, positive_seconds, process_count
+    from checker.cli import _int_at_least, default_workers, positive_seconds, process_count
     from checker.gate import default_gate_file
     from checker.mutation.operators import OPERATORS
 
@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only mutants whose id matches this glob, e.g. '*:leader_hw:*' (repeatable)")
     parser.add_argument("--operator", action="append", default=[], choices=OPERATORS,
                         help="only mutants of this operator (repeatable)")
-    parser.add_argument("--sample", type=process_count, metavar="N", help="a seeded random sample of N mutants")
+    parser.add_argument("--sample", type=_int_at_least(1, "positive"), metavar="N",
+                        help="a seeded random sample of N mutants")
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     parser.add_argument("--baseline", metavar="REPORT.json",
                         help="a full run's --json report: run only mutants it lists as killed, each on the row "
