@@ -33,3 +33,11 @@ def spark(tmp_path_factory: pytest.TempPathFactory):
                             conf={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"})
     yield session
     session.stop()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`-n 2 --dist loadgroup`, README's test command), every test that uses
+    the shared SparkSession runs on one worker: one JVM, one session, as without xdist."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))
