@@ -291,13 +291,21 @@ def test_the_documented_examples_run(capsys: pytest.CaptureFixture[str]) -> None
         assert code in (0, 1) and "safety kill rate:" in out, command
     assert "is_vote_granted:off-by-one:0" in out and "election_safety" in out
     baseline = next(line.strip() for line in page.splitlines() if "--baseline spec/kills" in line)
-    if (ROOT / "spec" / "kills" / "kraft.json").is_file():
-        import os
+    import os
 
-        cwd = os.getcwd()
-        os.chdir(ROOT)
-        try:
-            code, out, _ = _mutate(capsys, *shlex.split(baseline)[2:], "--quiet")
-        finally:
-            os.chdir(cwd)
-        assert code == 0 and "5 of 5 mutant(s) the baseline kills are still killed" in out
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        code, out, _ = _mutate(capsys, *shlex.split(baseline)[2:], "--quiet")
+    finally:
+        os.chdir(cwd)
+    assert code == 0 and "5 of 5 mutant(s) the baseline kills are still killed" in out
+
+
+def test_ci_replays_a_sample_of_both_baselines() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    for name in ("replication", "kraft"):
+        assert f"kcheck mutate --model {name} --baseline spec/kills/{name}.json --sample" in ci
+        report = json.loads((ROOT / "spec" / "kills" / f"{name}.json").read_text())
+        assert report["model"] == name
+        assert sum(m["status"] == "killed" for m in report["mutants"]) >= 20
