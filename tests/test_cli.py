@@ -135,7 +135,7 @@ BAD_INPUT = {
     "out of range": (["--set", "k=51"], "key 'k' = 51 is out of range (min 0, max 50)"),
     "no equals": (["--set", "k"], "expected KEY=VALUE"),
     "unknown variant": (["--variant", "nope"], "unknown variant 'nope' for model toy (variants: kafka-4.1)"),
-    "unknown preset": (["--preset", "nope"], "unknown preset 'nope' for model toy (presets: default, smoke)"),
+    "unknown preset": (["--preset", "nope"], "unknown preset 'nope' for model toy (presets: default, smoke, tight)"),
     "missing file": (["/nonexistent/kcheck.toml"], "config file /nonexistent/kcheck.toml: no such file"),
     "bad max-states": (["--max-states", "0"], "argument --max-states: expected a positive integer"),
     "unknown option": (["--bogus"], "unrecognized arguments: --bogus"),
@@ -211,7 +211,7 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
                                                                     ("both_max", "sometimes")}
     assert toy["config_keys"][0] == {"name": "k", "type": "int", "default": 2, "min": 0, "max": 50,
                                      "doc": "counter bound"}
-    assert toy["presets"] == {"default": {}, "smoke": {"k": 1}}
+    assert toy["presets"] == {"default": {}, "smoke": {"k": 1}, "tight": {"k": 2, "limit": 5}}
     names = {m["name"] for m in listing["models"]} | {s["name"] for s in listing["skipped"]}
     assert names == set(model.MODELS)
 
