@@ -379,6 +379,7 @@ def test_a_gate_row_may_switch_the_pass_off(tmp_path, capsys):
     gate = tmp_path / "gate.toml"
     gate.write_text('[[row]]\nname = "k"\nmodel = "kraft"\nvariant = "kafka-4.1"\npreset = "isolated-leader"\n'
                     'expect = "holds"\nliveness = false\n'
+                    'may_miss = ["truncation", "HandleBeginQuorumEpochResponse"]\n'
                     '[[row]]\nname = "k8"\nmodel = "kraft"\nvariant = "no-check-quorum"\npreset = "isolated-leader"\n'
                     'expect = "isolated_leader_resigns"\n')
     code, out, _ = run_cli(capsys, "gate", str(gate), "--json", "--quiet")
