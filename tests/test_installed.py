@@ -50,6 +50,20 @@ def test_gate_without_a_file_uses_the_installed_one(installed: Path, tmp_path: P
     assert [r["name"] for r in report["rows"]] == ["R12-hw-ignores-min-isr"] and report["passed"] == 1
 
 
+def test_mutate_reads_the_installed_model_and_judgements(installed: Path, tmp_path: Path) -> None:
+    """kcheck mutate mutates the installed model's source (not the repo's), on the installed gate's
+    rows, with the installed judgements file beside it."""
+    p = _kcheck(installed, tmp_path, "mutate", "--model", "kraft", "--only", "model.kraft.rules:majority:*",
+                "--presets", "smoke", "--no-liveness", "--jobs", "1", "--json", "--quiet")
+    assert p.returncode in (0, 1), p.stderr
+    report = json.loads(p.stdout)
+    assert [m["id"] for m in report["mutants"]] == ["model.kraft.rules:majority:off-by-one:0",
+                                                    "model.kraft.rules:majority:off-by-one:1"]
+    assert report["mutants"][1]["status"] == "killed"
+    listed = _kcheck(installed, tmp_path, "mutate", "--model", "replication", "--list")
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) > 500
+
+
 @pytest.mark.slow  # a JVM and a Spark job: about 30 s on 2 shared cores
 @pytest.mark.skipif(not java_available(), reason="Spark needs Java")
 def test_spark_executors_import_the_installed_kcheck(installed: Path, tmp_path: Path) -> None:
