@@ -311,3 +311,17 @@ def test_ci_replays_a_sample_of_both_baselines() -> None:
         report = json.loads((ROOT / "spec" / "kills" / f"{name}.json").read_text())
         assert report["model"] == name
         assert sum(m["status"] == "killed" for m in report["mutants"]) >= 20
+
+
+def test_the_model_modules_imported_before_are_the_same_objects_after(capsys: pytest.CaptureFixture[str]) -> None:
+    import model.kraft.state as before
+
+    _mutate(capsys, "--model", "kraft", "--presets", "smoke", "--jobs", "1", "--no-liveness", "--quiet",
+            "--only", "model.kraft.rules:majority:*")
+    import model.kraft.state as after
+
+    assert after is before and sys.modules["model.kraft.state"] is before
+    from checker.config import load_config
+
+    built = load_config(model="kraft", preset="smoke").build()
+    assert type(built.init_states()[0]) is before.KraftState

@@ -1,8 +1,8 @@
 """A model package imported with one module rebuilt from a changed AST, in memory.
 
 The files are never written: a meta-path finder hands Python the compiled AST for the chosen
-modules, the model's modules are dropped from `sys.modules` before and after, and everything
-else (the checker, `model.interface`) stays as it is. Models are pure, so a fresh import is a
+modules, the model's modules are dropped from `sys.modules` before and put back as they were
+after, and everything else (the checker, `model.interface`) stays as it is. Models are pure, so a fresh import is a
 fresh model.
 """
 from __future__ import annotations
@@ -74,6 +74,7 @@ def changed(model: str, trees: Mapping[str, ast.Module],
     package = package_of(model)
     codes = {m: compile(t, importlib.util.find_spec(m).origin or m, "exec") for m, t in trees.items()}  # type: ignore[union-attr]
     finder = _Finder(codes, names or {})
+    saved = {n: m for n, m in sys.modules.items() if n == package or n.startswith(package + ".")}
     _purge(package)
     sys.meta_path.insert(0, finder)
     try:
@@ -81,4 +82,11 @@ def changed(model: str, trees: Mapping[str, ast.Module],
     finally:
         sys.meta_path.remove(finder)
         _purge(package)
+        # The modules imported before come back as they were, so code that holds their classes
+        # (e.g. isinstance checks against an imported State) sees the same objects as before.
+        sys.modules.update(saved)
+        for name, module in saved.items():
+            parent, _, child = name.rpartition(".")
+            if parent in sys.modules:
+                setattr(sys.modules[parent], child, module)
         importlib.invalidate_caches()
