@@ -368,6 +368,12 @@ class Verdict:
     notes: list[str] = field(default_factory=list)  # vacuity warnings of a passing "holds" row
 
 
+def vacuity(row: Row, unreached: Sequence[str], never_enabled: Sequence[str]) -> list[str]:
+    """What a "holds" row's search missed beyond its may_miss, one phrase each."""
+    return ([f"sometimes-property {p} never reached" for p in unreached if p not in row.may_miss]
+            + [f"action {a} never enabled" for a in never_enabled if a not in row.may_miss])
+
+
 def judge(row: Row, out: Outcome) -> Verdict:
     """Does the outcome match the row's expectation?"""
     steps = f"after {out.trace_length} step(s)"
@@ -384,13 +390,9 @@ def judge(row: Row, out: Outcome) -> Verdict:
         if out.unreached_antecedents:
             return Verdict(row, out, False, "vacuous liveness: the antecedent of "
                            + ", ".join(out.unreached_antecedents) + " holds in no reachable state")
-        missed = [p for p in out.unreached if p not in row.may_miss]
-        missed += [a for a in out.never_enabled if a not in row.may_miss]
+        missed = vacuity(row, out.unreached, out.never_enabled)
         if out.outcome == "ok" and missed:
-            return Verdict(row, out, False, "vacuous: " + ", ".join(
-                [f"sometimes-property {p} never reached" for p in out.unreached if p not in row.may_miss]
-                + [f"action {a} never enabled" for a in out.never_enabled if a not in row.may_miss])
-                + " (not in the row's may_miss)")
+            return Verdict(row, out, False, "vacuous: " + ", ".join(missed) + " (not in the row's may_miss)")
         notes = [f"sometimes-property {p} never reached (may_miss)" for p in out.unreached]
         notes += [f"action {a} never enabled (may_miss)" for a in out.never_enabled]
         if out.liveness == "ok" and out.cut_by_bound:

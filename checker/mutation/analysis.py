@@ -168,6 +168,7 @@ def _attempt(row: Any, liveness: bool, cap: int | None) -> Attempt:
         return Attempt(row.name, v.passed, out.outcome, "" if v.passed else out.kind or "safety",
                        out.invariant or "", out.trace_length or 0, out.distinct_states, out.seconds, v.reason)
     from checker.bfs import explore
+    from checker.gate import vacuity
     from checker.selection import select_invariants
 
     start = time.perf_counter()
@@ -182,10 +183,11 @@ def _attempt(row: Any, liveness: bool, cap: int | None) -> Attempt:
     if result.interrupted:
         raise KeyboardInterrupt
     seconds = time.perf_counter() - start
-    missed = [n for n in list(result.unreached) + list(result.never_enabled) if n not in row.may_miss]
+    missed = vacuity(row, result.unreached, result.never_enabled)
     if result.result == "ok" and missed:  # the gate fails a row that no longer reaches these
-        return Attempt(row.name, False, "vacuous", "safety", missed[0], 0, result.distinct_states, seconds,
-                       f"{', '.join(missed)} never reached or enabled (not in the row's may_miss)")
+        first = next(n for n in list(result.unreached) + list(result.never_enabled) if n not in row.may_miss)
+        return Attempt(row.name, False, "vacuous", "safety", first, 0, result.distinct_states, seconds,
+                       f"vacuous: {', '.join(missed)} (not in the row's may_miss)")
     if result.result == "ok":
         return Attempt(row.name, True, "ok", "", "", 0, result.distinct_states, seconds, "every invariant holds",
                        result.digest)
