@@ -65,3 +65,25 @@ def test_sigterm_to_the_coordinator_alone_leaves_no_worker(tmp_path: Path) -> No
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
         proc.wait()
+
+
+def test_sigterm_during_mutate_s_infection_pass_stops_it(tmp_path: Path) -> None:
+    """The infection pass explores Kafka 4.1 in the coordinator itself; a SIGTERM there must end
+    the analysis (exit 3, partial report), not just that one search."""
+    out_path, err_path = tmp_path / "out", tmp_path / "err"
+    argv = [sys.executable, "-m", "checker.cli", "mutate", "--model", "replication", "--presets", "default",
+            "--only", "model.replication.controller:validate_alter_partition:compare:5", "--jobs", "1",
+            "--no-liveness"]
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=err)
+    try:
+        assert _wait_for(lambda: "exploring with Kafka 4.1" in err_path.read_text(), 60), err_path.read_text()
+        time.sleep(1)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        assert proc.returncode == 3, err_path.read_text()
+        assert "Traceback" not in err_path.read_text()
+    finally:
+        if _alive(proc.pid):
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -141,6 +141,8 @@ def infection_task(target: Target, row: Any, mutant_ids: Sequence[str], budget: 
         with changed(target.model, trees, names):
             model = select_invariants(row.run_config().build(), row.invariants)
             r = explore(model, max_states=row.max_states)
+        if r.interrupted:  # explore stops on Ctrl-C / SIGTERM and returns: the analysis must stop too
+            raise KeyboardInterrupt
         out.states, out.complete, out.digest = r.distinct_states, r.result == "ok", r.digest
         out.unreached, out.never_enabled = list(r.unreached), list(r.never_enabled)
         if r.result != "ok":
