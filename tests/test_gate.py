@@ -34,7 +34,7 @@ def row(name: str, model: str, variant: str, expect: str, extra: str = "") -> st
 
 
 # What these small configurations never reach or enable (a holds row must say so: may_miss)
-REPLICATION_MISSES = 'may_miss = ["leaderless", "lossy_crash", "isr_expansion_proposed"]\n'
+REPLICATION_MISSES = 'may_miss = ["leaderless", "lossy_crash", "isr_expansion_proposed", "isr_expanded"]\n'
 KRAFT_MISSES = 'may_miss = ["HandleBeginQuorumEpochResponse", "Restart", "DiskLoss", "CutLink", "HealLink", "DropMessage"]\n'
 HOLDS_ROWS = (row("replication-holds", "replication", "kafka-4.1", "holds", REPLICATION_MISSES)
               + row("kraft-holds", "kraft", "kafka-4.1", "holds", KRAFT_MISSES))

@@ -119,6 +119,13 @@ def _isr_expansion_proposed(s: State) -> bool:
     return any(b.alive and b.leader == i and any(f not in b.isr for f in b.pending) for i, b in enumerate(s.brokers))
 
 
+def _isr_expanded(s: State) -> bool:
+    """The controller has accepted an AlterPartition that adds a follower to the ISR its leader
+    knows (ReplicationControlManager.alterPartition; the answer is still in flight)."""
+    return any(r.error == _AP_NONE and not set(r.registration[0].isr) <= set(s.brokers[r.leader].isr)
+               for r in s.ap_responses)
+
+
 def properties(p: Params) -> list[Property]:
     return [
         always("leader_completeness", leader_completeness,
@@ -149,6 +156,8 @@ def properties(p: Params) -> list[Property]:
         sometimes("lossy_crash", lambda s: s.history.lossy_crashes > 0, "a broker loses its unflushed records"),
         sometimes("isr_expansion_proposed", _isr_expansion_proposed,
                   "a leader proposes adding a follower to the ISR (an expansion pending)"),
+        sometimes("isr_expanded", _isr_expanded,
+                  "the controller accepts an AlterPartition that adds a follower to the ISR"),
         sometimes("alter_partition_rejected", lambda s: any(r.error != _AP_NONE for r in s.ap_responses),
                   "the controller rejects an AlterPartition"),
         sometimes("broker_reregistered", lambda s: any(b.epoch > 1 for b in s.brokers),
