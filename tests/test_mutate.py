@@ -325,3 +325,16 @@ def test_the_model_modules_imported_before_are_the_same_objects_after(capsys: py
 
     built = load_config(model="kraft", preset="smoke").build()
     assert type(built.init_states()[0]) is before.KraftState
+
+
+def test_a_row_kafka_4_1_fails_is_bad_input_not_a_kill_of_every_mutant(toy: None, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """On a row where Kafka 4.1 itself breaks an invariant, every mutant would look killed: one
+    line, exit 2, no verdict."""
+    (tmp_path / "gate.toml").write_text('[[row]]\nname = "toy-kafka-4.1-low"\nmodel = "toy"\nvariant = "kafka-4.1"\n'
+                                        'preset = "tight"\nset = {limit = 3}\nexpect = "holds"\n')
+    code, out, err = _mutate(capsys, "--model", "toy", "--gate", str(tmp_path / "gate.toml"), "--jobs", "1",
+                             "--judgements", str(ROOT / "spec" / "mutants.toml"), "--quiet")
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0 and "toy-kafka-4.1-low" in err and "sum_below_limit" in err
+    assert "cannot judge a mutant" in err

@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     from checker.config import load_definition
     from checker.gate import default_gate_file
     from checker.mutation import judgements as J
-    from checker.mutation.analysis import all_mutants, analyse, target_of
+    from checker.mutation.analysis import ReferenceFails, all_mutants, analyse, target_of
     from checker.mutation.imports import package_of
     from checker.mutation.report import markdown, text, to_json
 
@@ -145,8 +145,11 @@ def run(args: argparse.Namespace) -> int:
     say = _say(args)
     say(f"model {args.model}: {len(chosen)} of {len(mutants)} mutant(s), rows: {', '.join(r.name for r in rows)}")
     engine = "spark" if spark is not None else "local"
-    a = analyse(target, rows, chosen, jobs=args.jobs, engine=engine, spark=spark, budget=args.budget,
-                liveness=not args.no_liveness, say=say)
+    try:
+        a = analyse(target, rows, chosen, jobs=args.jobs, engine=engine, spark=spark, budget=args.budget,
+                    liveness=not args.no_liveness, say=say)
+    except ReferenceFails as e:
+        raise ConfigError(str(e)) from None
     applied, stale = J.match(judgements, {m.id: m for m in mutants}, package_of(args.model))
     report = to_json(a, applied, stale, str(gate_path) if not args.presets else f"presets {args.presets}")
     if args.markdown:
