@@ -338,3 +338,18 @@ def test_a_row_kafka_4_1_fails_is_bad_input_not_a_kill_of_every_mutant(toy: None
     assert code == 2 and out == ""
     assert err.strip().count("\n") == 0 and "toy-kafka-4.1-low" in err and "sum_below_limit" in err
     assert "cannot judge a mutant" in err
+
+
+def test_a_search_that_outgrows_the_row_is_undecided_not_killed(toy: None, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The gate has no state cap: a mutant whose search outgrows BLOWUP x Kafka 4.1's states is not
+    a mistake the gate notices, only one it takes longer over. It ends as "budget" (undecided)."""
+    from checker.mutation import analysis
+
+    monkeypatch.setattr(analysis, "BLOWUP", 1)
+    monkeypatch.setattr(analysis, "SLACK", -4)  # a cap of 5 states on the 9 of toy's tight preset
+    code, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1", "--json", "--no-liveness",
+                           "--only", "*next_state:off-by-one:1")
+    m = json.loads(out)["mutants"][0]
+    assert m["status"] == "budget" and m["killed_by"] is None
+    assert json.loads(out)["summary"]["killed"] == 0

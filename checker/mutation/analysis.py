@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from checker.mutation.operators import Mutant, Probe, transform
 
-BLOWUP = 4  # a mutant row stops at this many times Kafka 4.1's distinct states (plus SLACK)
+BLOWUP = 4  # a mutant row stops, undecided (fate "budget"), at this many times Kafka 4.1's states (plus SLACK)
 SLACK = 1000
 
 
@@ -204,7 +204,7 @@ def _attempt(row: Any, liveness: bool, cap: int | None) -> Attempt:
         return Attempt(row.name, False, "violation", "safety", v["invariant"], len(v["trace"]) - 1,
                        result.distinct_states, seconds, f"invariant {v['invariant']} violated")
     return Attempt(row.name, False, "incomplete", "safety", "", 0, result.distinct_states, seconds,
-                   f"search past {cap:,} states ({BLOWUP}x Kafka 4.1's): the row would not end" if cap
+                   f"search past {cap:,} states ({BLOWUP}x Kafka 4.1's): undecided" if cap
                    else "incomplete")
 
 
@@ -231,6 +231,9 @@ def kill_task(target: Target, mutant: Mutant, rows: Sequence[Any], caps: Mapping
                 current = row.name
                 a = _attempt(row, liveness, caps.get(row.name))
                 attempts.append(a)
+                if a.outcome == "incomplete":  # outgrew its cap: the gate would still be searching, not failing
+                    status = "budget"
+                    break
                 if not a.passed:
                     status = "availability" if a.kind == "liveness" and not safety else "killed"
                     break

@@ -209,6 +209,8 @@ def _run_baseline(args: argparse.Namespace, target: Any, mutants: Sequence[Any],
             skipped.append(f"{entry.get('id')}: the mutant changed since the baseline")
         elif row is None:
             skipped.append(f"{entry.get('id')}: row {entry['killed_by'].get('row')} is not in the gate any more")
+        elif entry["killed_by"].get("outcome") == "incomplete":
+            skipped.append(f"{entry.get('id')}: its search outgrew the row, which is no longer a kill")
         elif float(entry["killed_by"].get("seconds") or 0) <= args.max_kill_seconds:
             killed.append((m, row, entry["killed_by"]))
     if args.only or args.operator:
@@ -252,5 +254,5 @@ def _run_baseline(args: argparse.Namespace, target: Any, mutants: Sequence[Any],
         for line in lost:
             print(f"NOT KILLED: {line}")
         print(f"{len(results) - len(lost)} of {len(results)} mutant(s) the baseline kills are still killed "
-              f"({len(skipped)} skipped as changed), {seconds:.1f} s")
+              f"({len(skipped)} skipped: changed, or no longer a kill), {seconds:.1f} s")
     return EXIT_SURVIVORS if lost else EXIT_OK
