@@ -100,10 +100,11 @@ class Fate:
     attempts: list[Attempt] = field(default_factory=list)
     seconds: float = 0.0
     same_states: bool = False  # its safety passes reached exactly Kafka 4.1's states on every row
+    outgrown: list[str] = field(default_factory=list)  # rows where its search outgrew the cap: undecided there
 
     @property
     def killer(self) -> Attempt | None:
-        return next((a for a in self.attempts if not a.passed and a.outcome != "budget"), None)
+        return next((a for a in self.attempts if not a.passed and a.outcome not in ("budget", "incomplete")), None)
 
 
 def _alarm(seconds: float | None) -> Callable[[], None]:
@@ -232,8 +233,8 @@ def kill_task(target: Target, mutant: Mutant, rows: Sequence[Any], caps: Mapping
                 a = _attempt(row, liveness, caps.get(row.name))
                 attempts.append(a)
                 if a.outcome == "incomplete":  # outgrew its cap: the gate would still be searching, not failing
-                    status = "budget"
-                    break
+                    status = "budget"  # undecided here; the next rows may still decide it
+                    continue
                 if not a.passed:
                     status = "availability" if a.kind == "liveness" and not safety else "killed"
                     break
@@ -371,7 +372,9 @@ def analyse(target: Target, rows: Sequence[Any], mutants: Sequence[Mutant], *, j
             spent[mid] += seconds
             fate.seconds = spent[mid]
             done += 1
-            if status != "survived":
+            if status == "budget" and attempts and attempts[-1].outcome == "incomplete":
+                fate.outgrown.append(row.name)  # undecided on this row; later rows still run it
+            elif status != "survived":
                 fate.status = status
             k = fate.killer if status != "survived" else None
             what = f"{status} by {k.invariant or k.outcome} ({k.steps} steps)" if k else status
@@ -412,6 +415,8 @@ def analyse(target: Target, rows: Sequence[Any], mutants: Sequence[Mutant], *, j
     except KeyboardInterrupt:
         interrupted = True
     for fate in fates.values():
+        if fate.status == "survived" and fate.outgrown:
+            fate.status = "budget"
         if fate.status == "survived" and fate.same_states:
             fate.status = "same-states"
         if fate.status == "survived" and not fate.rows_changed:
