@@ -364,7 +364,9 @@ def analyse(target: Target, rows: Sequence[Any], mutants: Sequence[Mutant], *, j
         return None if budget is None else max(budget - spent[mid], 0.001)
 
     def kill_wave(row: Any, chosen: list[Mutant], live: bool) -> None:
-        tasks = [(kill_task, (target, m, [row], caps, remaining(m.id), live, not live)) for m in chosen]
+        # the 4x cap counts safety states; the liveness pass's graph is larger by design (no reduction)
+        tasks = [(kill_task, (target, m, [row], {} if live else caps, remaining(m.id), live, not live))
+                 for m in chosen]
         done = 0
         for _, (mid, attempts, status, seconds) in run_tasks(tasks, jobs, engine, spark):
             fate = fates[mid]
