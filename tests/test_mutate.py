@@ -254,8 +254,11 @@ KRAFT = {
 REPLICATION = {
     "model.replication.partition:leader_hw:compare:0": ("killed", None),  # min(min_isr, None): TypeError
     "model.replication.fault_actions:lossy_crash:drop-field:1": ("killed", "log_matching"),
-    # the AlterPartition sender's broker epoch no longer checked: smoke never tells (R9's check)
+    # the AlterPartition sender's broker epoch no longer checked: the leader-epoch check covers it
+    # (judged equivalent in spec/mutants.toml), so smoke never tells
     "model.replication.controller:validate_alter_partition:drop-guard:0": ("survived", None),
+    # the leader check inverted: every expansion rejected, no invariant broken, the witness lost
+    "model.replication.controller:validate_alter_partition:compare:5": ("killed", "isr_expanded"),
 }
 
 
