@@ -20,6 +20,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from checker import stop
 from checker.fingerprint import fingerprint
 from model.interface import Model
 
@@ -248,12 +249,14 @@ def explore(
                     append_fp(fp)
                 if outcome != OK:
                     break
-                if progress is not None and not expanded & 0x3FF:
-                    now = time.perf_counter()
-                    if now >= next_report:
-                        next_report = now + every
-                        queue = len(frontier) - index + len(next_level)
-                        progress(Progress(len(parents), generated, depth, queue, now - start))
+                if not expanded & 0x3FF:
+                    stop.check()
+                    if progress is not None:
+                        now = time.perf_counter()
+                        if now >= next_report:
+                            next_report = now + every
+                            queue = len(frontier) - index + len(next_level)
+                            progress(Progress(len(parents), generated, depth, queue, now - start))
             if next_level or outcome == VIOLATION:
                 depth = level
             if outcome != OK:

@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TextIO
 
+from checker import stop
 from checker.bfs import Progress, Result, explore
 from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, load_config, load_definition,
                             parse_decimal)
@@ -132,7 +133,7 @@ def with_timeout(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse
         def expire(signum: int, frame: Any) -> None:
             print(f"kcheck: --timeout {seconds:g} s reached: stopping with a partial result", file=sys.stderr,
                   flush=True)
-            raise KeyboardInterrupt
+            stop.request(KeyboardInterrupt)
 
         previous = signal.signal(signal.SIGALRM, expire)
         signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -493,22 +494,29 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+    stop.request(KeyboardInterrupt)
 
 
-def _sigterm_as_interrupt() -> Callable[[], Any]:
-    """SIGTERM (what CI runners and `timeout` send) stops a run as Ctrl-C does: partial result,
-    exit 3. Returns what restores the previous handler (main() may run inside a test)."""
+def _stop_signals() -> Callable[[], Any]:
+    """Ctrl-C and SIGTERM (what CI runners and `timeout` send) stop a run: partial result, exit 3.
+    Returns what restores the previous handlers (main() may run inside a test)."""
+    stop.clear()
     try:
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: leave signals alone
         return lambda: None
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        stop.clear()
+
+    return restore
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `kcheck`; returns the exit code (the console script exits with it)."""
-    restore = _sigterm_as_interrupt()
+    restore = _stop_signals()
     try:
         return _main(argv)
     finally:

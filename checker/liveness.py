@@ -30,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
+from checker import stop
 from checker.bfs import state_fingerprint
 from model.interface import Model, Property, action_name
 
@@ -255,12 +256,14 @@ def build_graph(model: Model, properties: list[Property], *, max_states: Optiona
             pos.append(k)
         offsets.append(len(dst))
         v += 1
-        if progress is not None and not v & 0x3FF:
-            now = time.perf_counter()
-            if now >= next_report:
-                next_report = now + progress_every
-                progress(f"liveness graph: {len(index):,} states, {len(dst):,} edges, "
-                         f"{len(index) / (now - start):,.0f} states/s, {now - start:.0f}s")
+        if not v & 0x3FF:
+            stop.check()
+            if progress is not None:
+                now = time.perf_counter()
+                if now >= next_report:
+                    next_report = now + progress_every
+                    progress(f"liveness graph: {len(index):,} states, {len(dst):,} edges, "
+                             f"{len(index) / (now - start):,.0f} states/s, {now - start:.0f}s")
     return Graph(model, index, offsets, dst, fid, pos, parent_edge, source, marks, fair_actions, fair_strong,
                  fairness, fair_ids, time.perf_counter() - start, max(depth_of) if depth_of else 0)
 

@@ -28,6 +28,7 @@ from array import array
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Optional
 
+from checker import stop
 from checker.bfs import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_states, reduction_text,
                          state_fingerprint, successor_function, violation_report)
 from model.interface import Model
@@ -128,6 +129,7 @@ def explore_parallel(
             new_in_level = 0
             while active and outcome == OK:
                 for w in list(active):
+                    stop.check()
                     msg = conns[w].recv()
                     kind = msg[0]
                     if kind == "error":

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from checker import cli, heartbeat, itf
+from checker import cli, heartbeat, itf, stop
+from checker.bfs import explore
 from checker.config import load_config
 from checker.replay import replay
 
@@ -26,6 +27,32 @@ def test_check_timeout_gives_a_partial_result(capsys: pytest.CaptureFixture[str]
     report = json.loads(out)
     assert report["result"] == "incomplete" and report["interrupted"] and report["distinct_states"] > 0
     assert "kcheck: --timeout 0.5 s reached: stopping with a partial result" in err
+
+
+class _StopOnFinalise:
+    """Requests a stop from `__del__`, where Python swallows the exception it raises (as it does
+    for a signal handler's KeyboardInterrupt that lands in a gc callback)."""
+
+    def __del__(self) -> None:
+        stop.request(KeyboardInterrupt)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_stop_request_that_python_swallowed_still_stops_the_search() -> None:
+    model = load_config(preset="smoke").build()
+    try:
+        _StopOnFinalise()  # freed at once: the KeyboardInterrupt is raised and lost
+        result = explore(model)
+    finally:
+        stop.clear()
+    assert result.interrupted and result.result == "incomplete" and result.distinct_states < 5000
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_stop_request_left_from_an_earlier_run_does_not_stop_the_next(capsys: pytest.CaptureFixture[str]) -> None:
+    _StopOnFinalise()
+    assert cli.main(["check", "--preset", "smoke", "--max-states", "50", "--json", "--quiet"]) == 3
+    assert not json.loads(capsys.readouterr().out)["interrupted"]
 
 
 def test_no_timeout_no_alarm(capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from checker import stop
 from checker.mutation.operators import Mutant, Probe, transform
 
 BLOWUP = 4  # a mutant row stops, undecided (fate "budget"), at this many times Kafka 4.1's states (plus SLACK)
@@ -113,7 +114,7 @@ def _alarm(seconds: float | None) -> Callable[[], None]:
         return lambda: None
 
     def spent(signum: int, frame: Any) -> None:
-        raise BudgetSpent
+        stop.request(BudgetSpent)
 
     previous = signal.signal(signal.SIGALRM, spent)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -121,6 +122,7 @@ def _alarm(seconds: float | None) -> Callable[[], None]:
     def cancel() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        stop.clear(BudgetSpent)
 
     return cancel
 
