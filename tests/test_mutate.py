@@ -166,6 +166,25 @@ def test_judgements_explain_survivors_and_stale_ones_are_reported(toy: None, tmp
     assert report["stale_judgements"]
 
 
+@pytest.mark.parametrize("verdict, denominator", [("safe", 1), ("gap", 2)])
+def test_a_survivor_judged_safe_leaves_the_denominator_and_a_gap_stays(
+        toy: None, tmp_path: Path, capsys: pytest.CaptureFixture[str], verdict: str, denominator: int) -> None:
+    j = tmp_path / "mutants.toml"
+    j.write_text(textwrap.dedent(f'''
+        [[judgement]]
+        mutant = "tests.toymodel:ToyModel.next_state:off-by-one:1"
+        before = "s.x + 1"
+        after = "s.x + 2"
+        verdict = "{verdict}"
+        reason = "x jumps by two; the test's argument"
+    '''))
+    code, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1", "--judgements", str(j),
+                           "--no-matrix", "--json", "--only", "*next_state:off-by-one:1", "--only", "*actions:compare:0")
+    s = json.loads(out)["summary"]
+    assert code == 0 and s["killed"] == 1 and s["non_equivalent_safety"] == denominator
+    assert (s["judged_safe"], s["judged_gap"]) == ((1, 0) if verdict == "safe" else (0, 1))
+
+
 def test_baseline_check_fails_when_a_killed_mutant_survives(toy: None, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1", "--json")
@@ -213,7 +232,7 @@ def test_bad_baseline_and_judgements_are_bad_input(toy: None, tmp_path: Path,
     bad = tmp_path / "j.toml"
     bad.write_text('[[judgement]]\nmutant = "x"\nbefore = "a"\nafter = "b"\nverdict = "fine"\nreason = "r"\n')
     code, _, err = _mutate(capsys, "--model", "toy", "--presets", "tight", "--judgements", str(bad))
-    assert code == 2 and "verdict 'fine' is not one of equivalent, availability, gap" in err
+    assert code == 2 and "verdict 'fine' is not one of equivalent, availability, safe, gap" in err
 
 
 def test_the_model_files_and_modules_are_left_as_they_were(toy: None, capsys: pytest.CaptureFixture[str]) -> None:
@@ -366,3 +385,15 @@ def test_the_liveness_pass_is_not_held_to_the_safety_cap(capsys: pytest.CaptureF
                            "--quiet", "--only", "*KraftModel.actions:compare:9")
     m = json.loads(out)["mutants"][0]
     assert m["status"] == "same-states", m
+
+
+@pytest.mark.parametrize("model", ["replication", "kraft"])
+def test_every_shipped_judgement_names_a_current_mutant(model: str) -> None:
+    """A judgement whose mutant is gone or changed is not applied: the shipped file has none."""
+    from checker.mutation import judgements as J
+    from checker.mutation.analysis import all_mutants, target_of
+    from checker.mutation.imports import package_of
+
+    mutants = {m.id: m for m in all_mutants(target_of(model))}
+    applied, stale = J.match(J.load(ROOT / "spec" / "mutants.toml"), mutants, package_of(model))
+    assert stale == [] and len(applied) >= 10

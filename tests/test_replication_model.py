@@ -126,6 +126,17 @@ def test_smoke_reaches_every_witness_and_enables_every_action():
     assert result.disabled == {}
 
 
+def test_the_last_known_leader_is_elected_on_its_preset_and_the_witness_is_declared_only_there():
+    """`leader_recovering` is declared where an unclean election is within the budget (ELR on and a
+    crash per replica, or unclean elections on), and last-known-leader reaches it."""
+    names = lambda m: {p.name for p in m.properties}  # noqa: E731
+    assert "leader_recovering" not in names(build("smoke")) and "leader_recovering" not in names(build("default"))
+    assert "leader_recovering" in names(build("smoke", unclean_leader_election=True))
+    result = explore(build("last-known-leader"), workers=2)
+    assert result.result == "ok" and result.unreached == ["lossy_crash"]
+    assert "leader_recovering" in result.reached
+
+
 def test_a_zero_budget_is_reported_as_off_by_config_not_as_covered():
     result = explore(build("smoke", losses=0, fences=0))
     assert result.disabled == {"DropMessage": "losses = 0"}

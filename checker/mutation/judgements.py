@@ -4,13 +4,16 @@
     mutant = "model.replication.partition:fetch_divergence:compare:0"
     before = "last_fetched_epoch < 0"     # must still be the mutant's: else the judgement is stale
     after = "last_fetched_epoch <= 0"
-    verdict = "equivalent"                # equivalent | availability | gap
+    verdict = "equivalent"                # equivalent | availability | safe | gap
     reason = "..."
 
 `equivalent`: no behaviour of the protocol changes (the reason argues it); `availability`: only
-progress is lost, no safety property can break; `gap`: a real mistake the gate's rows miss (the
-reason says which configuration would catch it). Equivalent and availability judgements take a
-survivor out of the safety kill rate's denominator; a gap stays in it.
+progress is lost, no safety property can break; `safe`: behaviour changes, but only in ways no
+safety property depends on (it removes behaviours, adds a fault the protocol tolerates, or moves
+only what decides when an election starts; the reason gives the argument); `gap`: a real mistake
+the gate's rows miss (the reason says which configuration would catch it). Equivalent,
+availability and safe judgements take a survivor out of the safety kill rate's denominator; a gap
+stays in it.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from typing import Any, Mapping, Sequence
 
 from checker.config import ConfigError
 
-VERDICTS = ("equivalent", "availability", "gap")
+VERDICTS = ("equivalent", "availability", "safe", "gap")
 _KEYS = ("mutant", "before", "after", "verdict", "reason")
 
 

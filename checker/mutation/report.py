@@ -21,12 +21,12 @@ def _killer(f: Fate) -> dict[str, Any] | None:
 def summary(a: Analysis, judged: Mapping[str, Judgement]) -> dict[str, Any]:
     """Counts per fate; the safety kill rate over the non-equivalent safety mutants: those some
     row tells apart from Kafka 4.1 (killed, survived or over budget), less the survivors judged
-    equivalent or availability-only, less the availability mutants the liveness pass kills."""
+    equivalent, availability-only or safe, less the availability mutants the liveness pass kills."""
     counts = {k: 0 for k in FATES}
     for f in a.fates:
         counts[f.status] += 1
     excused = [f for f in a.fates if f.status in ("survived", "budget") and f.mutant.id in judged
-               and judged[f.mutant.id].verdict in ("equivalent", "availability")]
+               and judged[f.mutant.id].verdict in ("equivalent", "availability", "safe")]
     unexplained = [f.mutant.id for f in a.fates if f.status in ("survived", "budget") and f.mutant.id not in judged]
     gaps = [f.mutant.id for f in a.fates if f.status in ("survived", "budget") and f.mutant.id in judged
             and judged[f.mutant.id].verdict == "gap"]
@@ -36,6 +36,7 @@ def summary(a: Analysis, judged: Mapping[str, Judgement]) -> dict[str, Any]:
         **{k.replace("-", "_"): v for k, v in counts.items()},
         "judged_equivalent": sum(1 for f in excused if judged[f.mutant.id].verdict == "equivalent"),
         "judged_availability": sum(1 for f in excused if judged[f.mutant.id].verdict == "availability"),
+        "judged_safe": sum(1 for f in excused if judged[f.mutant.id].verdict == "safe"),
         "judged_gap": len(gaps),
         "unexplained": len(unexplained),
         "non_equivalent_safety": denominator,
@@ -96,6 +97,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         f"{s['not_executed']} are never executed",
         f"safety kill rate: {s['killed']} of {s['non_equivalent_safety']} non-equivalent safety mutants ({rate}); "
         f"survivors judged: {s['judged_equivalent']} equivalent, {s['judged_availability']} availability, "
+        f"{s['judged_safe']} safe (argued), "
         f"{s['judged_gap']} known gap(s); {s['unexplained']} unexplained",
     ]
     return lines

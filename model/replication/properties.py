@@ -162,7 +162,18 @@ def properties(p: Params) -> list[Property]:
                   "the controller rejects an AlterPartition"),
         sometimes("broker_reregistered", lambda s: any(b.epoch > 1 for b in s.brokers),
                   "a broker restarts with a new broker epoch"),
-    ]
+    ] + _recovery_witness(p)
+
+
+def _recovery_witness(p: Params) -> list[Property]:
+    """`leader_recovering`, declared where an unclean election is within the budget: with
+    unclean.leader.election on, or with ELR on and a crash for every replica (the ISR and the ELR
+    empty only once their last members restart uncleanly; then the last known leader is elected)."""
+    if not (p.unclean or (p.elr and p.crashes >= p.n)):
+        return []
+    return [sometimes("leader_recovering", lambda s: s.controller.partition.recovering,
+                      "a leader elected uncleanly is RECOVERING (KIP-704); with unclean.leader.election off, "
+                      "the last known leader (KIP-966)")]
 
 
 # --- Witnesses: what breaks an invariant in a state, named concretely ------------------------
