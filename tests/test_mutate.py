@@ -397,3 +397,38 @@ def test_every_shipped_judgement_names_a_current_mutant(model: str) -> None:
     mutants = {m.id: m for m in all_mutants(target_of(model))}
     applied, stale = J.match(J.load(ROOT / "spec" / "mutants.toml"), mutants, package_of(model))
     assert stale == [] and len(applied) >= 10
+
+
+def _tally(model: str) -> tuple[int, int]:
+    """The sample's fates with every recorded follow-up run over it (spec/kills/followup), judgements
+    applied: (killed, denominator). Runs cover different rows, so a mutant's fate is the strongest
+    any run gives it (a kill on one row is a kill; "unchanged" only if no run told it apart; a run
+    stopped early counts for the rows it ran)."""
+    from checker.mutation import judgements as J
+
+    strength = ("not-executed", "unchanged", "same-states", "budget", "survived", "availability", "killed")
+    fates: dict[str, str] = {}
+    reports = [ROOT / "spec" / "kills" / f"{model}.json"] + sorted((ROOT / "spec" / "kills" / "followup").glob(f"{model}-*.json"))
+    for path in reports:
+        report = json.loads(path.read_text())
+        for m in report["mutants"]:
+            killed_by = m["killed_by"] or {}
+            outgrown = m["status"] == "killed" and killed_by.get("outcome") == "incomplete"  # recorded before it was undecided
+            fate = "budget" if outgrown else m["status"]
+            if strength.index(fate) > strength.index(fates.get(m["id"], "not-executed")):
+                fates[m["id"]] = fate
+    judged = {j.mutant: j.verdict for j in J.load(ROOT / "spec" / "mutants.toml")}
+    killed = sum(1 for f in fates.values() if f == "killed")
+    counted = [i for i, f in fates.items() if f in ("survived", "budget")
+               and judged.get(i) not in ("equivalent", "availability", "safe")]
+    assert all(i in judged for i in counted), "a survivor the docs count has no judgement"
+    return killed, killed + len(counted)
+
+
+def test_the_documented_kill_rates_follow_from_the_recorded_runs() -> None:
+    """docs/mutate.md's safety kill rates are what the recorded reports and judgements give."""
+    row = next(line for line in (ROOT / "docs" / "mutate.md").read_text().splitlines()
+               if line.startswith("| **safety kill rate** |"))
+    for model, cell in zip(("kraft", "replication"), row.split("|")[2:4]):
+        killed, denominator = _tally(model)
+        assert f"{killed} of {denominator} ({100 * killed / denominator:.1f}%)" in cell, (model, cell)
