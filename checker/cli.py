@@ -399,6 +399,7 @@ def describe_model(name: str) -> dict[str, Any]:
         properties = [{"name": p.name, "kind": p.kind, "description": p.description} for p in built.properties]
     except Exception:  # fall back on what the definition declares
         properties = [{"name": n, "kind": k, "description": d} for n, k, d in definition.invariants]
+    properties += _preset_only_properties(name, definition, {p["name"] for p in properties})
     return {
         "name": definition.name,
         "description": definition.description,
@@ -416,6 +417,23 @@ def describe_model(name: str) -> dict[str, Any]:
     }
 
 
+def _preset_only_properties(name: str, definition: Any, known: set[str]) -> list[dict[str, Any]]:
+    """Properties a model declares only on some presets (e.g. one per voter of a larger
+    cluster), each with `only_on`: the presets that declare it."""
+    extra: dict[str, dict[str, Any]] = {}
+    for preset in definition.presets:
+        try:
+            built = load_config(model=name, preset=preset).build()
+        except Exception:  # a preset that does not build is reported by `check`, not here
+            continue
+        for p in built.properties:
+            if p.name not in known:
+                entry = extra.setdefault(p.name, {"name": p.name, "kind": p.kind, "description": p.description,
+                                                  "only_on": []})
+                entry["only_on"].append(preset)
+    return list(extra.values())
+
+
 def _list_text(m: dict[str, Any]) -> str:
     lines = [f"{m['name']}: {m['description']}", "  variants:"]
     for v in m["variants"]:
@@ -431,7 +449,9 @@ def _list_text(m: dict[str, Any]) -> str:
         lines.append(f"  {title}:")
         for p in listed:
             kind = f" [{p['kind']}]" if len(kinds) > 1 else ""
-            lines.append(f"    {p['name']}{kind}" + (f": {p['description']}" if p["description"] else ""))
+            presets = p.get("only_on")
+            only = f" (only on preset{'s' if len(presets) > 1 else ''} {', '.join(presets)})" if presets else ""
+            lines.append(f"    {p['name']}{kind}{only}" + (f": {p['description']}" if p["description"] else ""))
     lines.append("  config keys:")
     for k in m["config_keys"]:
         bounds = ""

@@ -216,6 +216,18 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert names == set(model.MODELS)
 
 
+def test_list_names_the_properties_only_some_presets_declare(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "list", "--json")
+    models = {m["name"]: m for m in json.loads(out)["models"]}
+    replication = {p["name"]: p for p in models["replication"]["properties"]}
+    assert replication["leader_recovering"]["only_on"] == ["last-known-leader"]
+    assert "only_on" not in replication["record_acked"]  # on the default configuration
+    kraft = {p["name"]: p for p in models["kraft"]["properties"]}
+    assert kraft["prospective_resolves_4"]["only_on"] == ["five-voters"]
+    code, out, _ = run(capsys, "list")
+    assert "leader_recovering (only on preset last-known-leader): a leader elected uncleanly" in out
+
+
 def test_list_text_skips_broken_model(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(model.MODELS, "ghost", "model.ghost_does_not_exist")
     code, out, err = run(capsys, "list")
