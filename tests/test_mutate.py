@@ -420,7 +420,7 @@ def _tally(model: str) -> tuple[int, int]:
     judged = {j.mutant: j.verdict for j in J.load(ROOT / "spec" / "mutants.toml")}
     killed = sum(1 for f in fates.values() if f == "killed")
     counted = [i for i, f in fates.items() if f in ("survived", "budget")
-               and judged.get(i) not in ("equivalent", "availability", "safe")]
+               and judged.get(i) not in J.EXCUSED]
     assert all(i in judged for i in counted), "a survivor the docs count has no judgement"
     return killed, killed + len(counted)
 

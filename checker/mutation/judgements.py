@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 from checker.config import ConfigError
 
 VERDICTS = ("equivalent", "availability", "safe", "gap")
+EXCUSED = ("equivalent", "availability", "safe")  # verdicts that leave the safety kill rate's denominator
 _KEYS = ("mutant", "before", "after", "verdict", "reason")
 
 

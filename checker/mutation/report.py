@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from checker.mutation.analysis import Analysis, Fate
-from checker.mutation.judgements import Judgement
+from checker.mutation.judgements import EXCUSED, Judgement
 
 # Fates, in the order the summary lists them.
 FATES = ("killed", "availability", "survived", "budget", "same-states", "unchanged", "not-executed")
@@ -26,7 +26,7 @@ def summary(a: Analysis, judged: Mapping[str, Judgement]) -> dict[str, Any]:
     for f in a.fates:
         counts[f.status] += 1
     excused = [f for f in a.fates if f.status in ("survived", "budget") and f.mutant.id in judged
-               and judged[f.mutant.id].verdict in ("equivalent", "availability", "safe")]
+               and judged[f.mutant.id].verdict in EXCUSED]
     unexplained = [f.mutant.id for f in a.fates if f.status in ("survived", "budget") and f.mutant.id not in judged]
     gaps = [f.mutant.id for f in a.fates if f.status in ("survived", "budget") and f.mutant.id in judged
             and judged[f.mutant.id].verdict == "gap"]
