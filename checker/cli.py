@@ -28,6 +28,7 @@ from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, l
 from checker.outputs import check_file
 from checker.render import render_text, trace_json
 from checker.selection import select_invariants
+from model.interface import TEMPORAL
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -163,6 +164,8 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--trace-out", metavar="FILE",
                         help="write the counterexample as an ITF trace (JSON) to FILE, if any; see docs/traces.md")
+    parser.add_argument("--html", metavar="FILE",
+                        help="draw the counterexample, if any, as an HTML page (docs/visual.md)")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 (result 'vacuous') if a sometimes-property is unreached or an action never enabled")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -210,7 +213,7 @@ def _liveness_pass(args: argparse.Namespace, model: Any, r: Result) -> tuple[Any
                       f" {limit:,}")
     progress = None if args.quiet else (lambda text: print(f"kcheck: {text}", file=sys.stderr, flush=True))
     cap = limit if args.max_states is None else min(limit, args.max_states)
-    live = check_liveness(model, max_states=cap, progress=progress)
+    live = check_liveness(model, max_states=cap, progress=progress, reduce=getattr(args, "reduce", True))
     if live.result == "incomplete" and not live.interrupted and cap == limit and cap != args.max_states:
         return None, f"the liveness graph passed --liveness-max-states {limit:,} states"
     return live, ""
@@ -272,14 +275,15 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = 
 
         out["liveness"] = liveness_report(live)
         bad = live.violation
-        if bad is not None and bad.lasso is not None:
+        if bad is not None and bad.counterexample is not None:
+            trace, loop = bad.counterexample
             out["violation"] = {
                 "kind": "liveness",
                 "invariant": bad.name,
                 "property_kind": bad.kind,
                 "description": bad.description,
-                "trace": trace_json(model, bad.lasso.trace),
-                "loop": bad.lasso.loop,
+                "trace": trace_json(model, trace),
+                "loop": loop,
             }
     return out
 
@@ -324,6 +328,11 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
         lines.append(f"counterexample: invariant {r.violation['invariant']} violated after {steps} step(s)")
         lines.append(render_text(model, r.violation["trace"], r.violation["invariant"], r.violation["description"]))
     bad = live.violation if live is not None else None
+    if bad is not None and bad.path is not None:
+        lines.append("")
+        lines.append(f"counterexample: {bad.kind.replace('_', ' ')} {bad.name} violated after {len(bad.path) - 1}"
+                     " step(s), in a behaviour where timers expire only when their cause holds")
+        lines.append(render_text(model, bad.path, bad.name, bad.description))
     if bad is not None and bad.lasso is not None:
         lasso = bad.lasso
         lines.append("")
@@ -339,6 +348,8 @@ def _run_check(args: argparse.Namespace) -> int:
     rc = run_config(args)
     if args.trace_out:
         check_file("--trace-out", args.trace_out)
+    if args.html:
+        check_file("--html", args.html)
     model = select_invariants(rc.build(), args.invariants)
     progress = None if args.quiet else _progress_printer(sys.stderr)
     r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers, reduce=args.reduce)
@@ -371,15 +382,40 @@ def _run_check(args: argparse.Namespace) -> int:
 
         meta = itf.run_meta(rc, invariant=r.violation["invariant"], description=r.violation["description"])
         itf.write(args.trace_out, itf.to_itf(model, r.violation["trace"], meta))
-    elif args.trace_out and live is not None and live.violation is not None and live.violation.lasso is not None:
+    elif args.trace_out and live is not None and live.violation is not None and live.violation.counterexample:
         from checker import itf
 
         bad = live.violation
+        trace, loop = bad.counterexample
         meta = itf.run_meta(rc, invariant=bad.name, description=bad.description, kind="liveness",
                             property_kind=bad.kind)
-        itf.write(args.trace_out, itf.to_itf(model, bad.lasso.trace, meta, loop=bad.lasso.loop))
+        itf.write(args.trace_out, itf.to_itf(model, trace, meta, loop=loop))
+    if args.html:
+        _write_html(args.html, rc, model, r, live)
 
     return {"ok": EXIT_OK, "violation": EXIT_VIOLATION, "vacuous": EXIT_VIOLATION}.get(result, EXIT_INCOMPLETE)
+
+
+def _write_html(path: str, rc: RunConfig, model: Any, r: Result, live: Any) -> None:
+    """The counterexample's page (checker/page.py), or a note that there is none."""
+    from checker.page import trace_page, write_page
+
+    meta = {"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config)}
+    title = f"{rc.model} {rc.variant}"
+    if r.violation is not None:
+        v = r.violation
+        page = trace_page(model, v["trace"], title=f"{title}: {v['invariant']} violated", meta=meta,
+                          invariant=v["invariant"], description=v["description"])
+    elif live is not None and live.violation is not None and live.violation.counterexample:
+        bad = live.violation
+        trace, loop = bad.counterexample
+        page = trace_page(model, trace, title=f"{title}: {bad.name} violated", meta=meta, invariant=bad.name,
+                          description=bad.description, kind=bad.kind, loop=loop)
+    else:
+        print(f"kcheck: no counterexample: {path} not written", file=sys.stderr)
+        return
+    write_page(path, page)
+    print(f"kcheck: wrote {path}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -442,7 +478,7 @@ def _list_text(m: dict[str, Any]) -> str:
         lines.append(f"    {v['name']}{bug}: expected {expect} on preset {v['preset']}")
         lines.append(f"      {v['description']}" + (f" [ref: {v['reference']}]" if v["reference"] else ""))
     for kinds, title in ((("always",), "invariants (always)"), (("sometimes",), "sometimes-properties"),
-                         (("eventually", "leads_to", "always_eventually"), "temporal properties (liveness)")):
+                         (TEMPORAL, "temporal properties (liveness)")):
         listed = [p for p in m["properties"] if p["kind"] in kinds]
         if not listed and kinds[0] not in ("always", "sometimes"):
             continue
@@ -492,6 +528,11 @@ COMMANDS: dict[str, Command] = {
     "simulate": Command.from_module("checker.simulate", "random walks, locally or on Spark"),
     "prove": Command.from_module("checker.prove", "Z3: inductive invariants and bounded model checking"),
     "replay": Command.from_module("checker.replay", "validate a trace (ITF JSON) step by step against a model"),
+    "explore": Command.from_module("checker.explore", "walk a model by hand in a local web page"),
+    "graph": Command.from_module("checker.graph_export", "export the state graph of a small configuration"
+                                 " (DOT, GraphML, node-link JSON)"),
+    "render": Command.from_module("checker.page", "draw a trace (ITF JSON) as an HTML page: a sequence diagram"
+                                  " and the state at each step"),
     "gate": Command.from_module("checker.gate", "run a gate file: every row's expected outcome, for CI"),
     "mutate": Command.from_module("checker.mutation.command",
                                   "make small mistakes in a model's code and see which the gate's rows notice"),

@@ -148,11 +148,12 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
               overrides=tuple(overrides.items()), expect=str(expect), max_states=max_states, workers=workers,
               invariants=checked, bug_id=declared.bug_id, variant_description=declared.description,
               config_label=_config_label(preset, config, overrides), liveness=liveness, may_miss=tuple(may_miss))
-    missable = {p.name for p in built.properties if p.kind == "sometimes"} | set(built.action_kinds)
+    missable = ({p.name for p in built.properties if p.kind == "sometimes" or p.temporal}
+                | set(built.action_kinds))
     unknown_miss = [n for n in may_miss if n not in missable]
     if unknown_miss:
-        raise ConfigError(f"{where}: may_miss: {unknown_miss[0]!r} is neither a sometimes-property nor an action "
-                          f"of model {model}")
+        raise ConfigError(f"{where}: may_miss: {unknown_miss[0]!r} is neither a sometimes-property, a temporal"
+                          f" property nor an action of model {model}")
     if may_miss and expect != HOLDS:
         raise ConfigError(f"{where}: may_miss applies to rows that expect \"holds\"")
     if not liveness and expect in [p.name for p in built.properties if p.temporal]:
@@ -291,7 +292,7 @@ def trace_text(row: Row, rc: RunConfig, model: Any, trace: Sequence[Any], invari
 
 def _liveness(row: Row, rc: RunConfig, model: Any, out: Outcome, want_traces: bool) -> None:
     """The liveness pass of a row whose safety pass ended ok (when its model has temporal
-    properties): its outcome, and a lasso as the row's counterexample."""
+    properties): its outcome, and a lasso (or a timely invariant's trace) as the row's counterexample."""
     from checker.liveness import check_liveness, temporal_properties
 
     if not temporal_properties(model):
@@ -306,16 +307,17 @@ def _liveness(row: Row, rc: RunConfig, model: Any, out: Outcome, want_traces: bo
     if live.result == "incomplete":
         out.outcome = "incomplete"
     bad = live.violation
-    if bad is None or bad.lasso is None:
+    if bad is None or bad.counterexample is None:
         return
     out.outcome, out.kind, out.invariant = "violation", "liveness", bad.name
-    trace, loop = bad.lasso.trace, bad.lasso.loop
+    trace, loop = bad.counterexample
     out.trace_length = len(trace) - 1
     if want_traces and row.is_bug and bad.name == row.expect:
         from checker import itf
 
         meta = trace_meta(row, rc, bad.name, bad.description)
         meta["kind"] = "liveness"
+        meta["property_kind"] = bad.kind
         out.itf = itf.dumps(itf.to_itf(model, trace, meta, loop=loop))
         out.text = trace_text(row, rc, model, trace, bad.name, bad.description, loop=loop)
 
@@ -387,14 +389,16 @@ def judge(row: Row, out: Outcome) -> Verdict:
     if not row.is_bug:
         if out.outcome == "violation":
             return Verdict(row, out, False, f"expected to hold, but invariant {out.invariant} is violated {steps}")
-        if out.unreached_antecedents:
+        unreached_antecedents = [p for p in out.unreached_antecedents if p not in row.may_miss]
+        if unreached_antecedents:
             return Verdict(row, out, False, "vacuous liveness: the antecedent of "
-                           + ", ".join(out.unreached_antecedents) + " holds in no reachable state")
+                           + ", ".join(unreached_antecedents) + " holds in no reachable state")
         missed = vacuity(row, out.unreached, out.never_enabled)
         if out.outcome == "ok" and missed:
             return Verdict(row, out, False, "vacuous: " + ", ".join(missed) + " (not in the row's may_miss)")
         notes = [f"sometimes-property {p} never reached (may_miss)" for p in out.unreached]
         notes += [f"action {a} never enabled (may_miss)" for a in out.never_enabled]
+        notes += [f"the antecedent of {p} holds in no reachable state (may_miss)" for p in out.unreached_antecedents]
         if out.liveness == "ok" and out.cut_by_bound:
             notes.append(f"{out.cut_by_bound:,} fair cycle(s) cut by a bound (not violations)")
         if out.liveness == "off":
@@ -652,6 +656,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a bug row also fails when its counterexample differs from DIR/<model>/<variant>.itf.json")
     traces.add_argument("--write-traces", metavar="DIR",
                         help="write each bug row's counterexample to DIR/<model>/<variant>.itf.json and .txt")
+    parser.add_argument("--html-dir", metavar="DIR",
+                        help="write each bug row's counterexample as a page, DIR/<model>/<variant>.html (docs/visual.md)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the table")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -674,6 +680,8 @@ def _check_outputs(args: argparse.Namespace, rows: Sequence[Row]) -> None:
             check_file(option, value)
     if args.write_traces:
         check_dir("--write-traces", args.write_traces)
+    if args.html_dir:
+        check_dir("--html-dir", args.html_dir)
     if args.traces and not os.path.isdir(args.traces):
         raise ConfigError(f"--traces {args.traces}: no such directory (create it with --write-traces {args.traces})")
     if args.traces or args.write_traces:
@@ -723,8 +731,28 @@ class _Reporter:
         elif self.args.write_traces:
             for written in write_trace(v, self.args.write_traces):
                 self.say(f"wrote {written}")
+        if self.args.html_dir and v.passed and row.is_bug and out.itf:
+            self.say(f"wrote {write_page_of(v, self.args.html_dir)}")
         self.say(f"[{self.index[row.name]}/{self.total}] {row.name}: {_outcome_text(out)}, "
                  f"{out.distinct_states:,} states, {out.seconds:.1f} s: {'pass' if v.passed else 'FAIL'}")
+
+
+def write_page_of(v: Verdict, root: str) -> Path:
+    """A bug row's counterexample as a page, root/<model>/<variant>.html."""
+    from checker.page import document_page, write_page
+
+    row = v.row
+    doc = json.loads(v.outcome.itf or "{}")
+    rc = row.run_config()
+    title = f"{row.bug_id + ' ' if row.bug_id else ''}{row.model} {row.variant} (preset {row.preset}): " \
+            f"{v.outcome.invariant} violated"
+    path = Path(root) / row.model / f"{row.variant}.html"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--html-dir {root}: cannot write: {e.strerror or e}") from e
+    write_page(str(path), document_page(doc, rc.build(), rc, title), "--html-dir")
+    return path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -734,7 +762,8 @@ def run(args: argparse.Namespace) -> int:
     reporter = _Reporter(args, len(rows))
     start = time.perf_counter()
     try:
-        run_rows(rows, args.jobs, bool(args.traces or args.write_traces), reporter.started, reporter.finished)
+        run_rows(rows, args.jobs, bool(args.traces or args.write_traces or args.html_dir), reporter.started,
+                 reporter.finished)
     except KeyboardInterrupt:
         print("kcheck: gate interrupted: no report written", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -19,8 +19,12 @@ component of the not-Q region is such a set unless fairness rules it out:
 Bounds (epochs, log length, messages in flight, fault and timer budgets) cut behaviours off: a
 set C that is fair only because a bound keeps a fair action disabled would not exist without the
 bound. So every C found fair is checked again with the actions a bound blocks counted as enabled
-(the model's `bound_blocked`); only a C that is still fair is a violation, the others are
-counted as cut by that bound.
+(the model's `bound_blocked`, which lifts bounds one at a time, then together); only a C that is
+still fair is a violation, the others are counted as cut by that bound.
+
+A `timely_invariant` ([]P on the liveness model: a safety property that holds only when time is
+not adversarial) is checked on the same graph: the first state in BFS order outside P gives a
+shortest finite counterexample.
 """
 from __future__ import annotations
 
@@ -31,8 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
 from checker import stop
-from checker.bfs import state_fingerprint
-from model.interface import Model, Property, action_name
+from checker.bfs import initial_states, state_fingerprint, successor_function
+from model.interface import TEMPORAL, Model, Property, action_name
 
 OK = "ok"
 VIOLATION = "violation"
@@ -112,6 +116,11 @@ class Graph:
     fair_ids: dict[Any, int] = field(default_factory=dict)  # (action class, action) -> fid
     seconds: float = 0.0
     depth: int = 0
+    reduced: bool = False  # built with the model's stutter reduction (see build_graph)
+
+    def step(self, s: Any, a: Any) -> Any:
+        """The successor as the graph holds it (reduced when the graph is)."""
+        return successor_function(self.model, self.reduced)(s, a)
 
     @property
     def states(self) -> int:
@@ -138,7 +147,8 @@ class Graph:
                 need.add(v)
                 v = self.source[v]
         model = self.model
-        inits = list(model.init_states())
+        inits = initial_states(model, self.reduced)
+        step = successor_function(model, self.reduced)
         fp_of = _signed(state_fingerprint(model))
         init_by_index = {self.index.get(fp_of(s)): s for s in inits}
         out: dict[int, Any] = {}
@@ -148,7 +158,7 @@ class Graph:
                 out[v] = init_by_index[v]
                 continue
             s = out[self.source[v]]
-            out[v] = model.next_state(s, list(model.actions(s))[self.pos[e]])
+            out[v] = step(s, list(model.actions(s))[self.pos[e]])
         return {v: out[v] for v in wanted}
 
     def action_of(self, state: Any, e: int) -> Any:
@@ -177,19 +187,23 @@ def predicate_keys(properties: Iterable[Property]) -> list[tuple[str, Callable[[
     out = []
     for p in properties:
         out.append((p.name, p.predicate))
-        if p.kind == "leads_to":
-            assert p.target is not None
+        if p.target is not None:  # leads_to's Q, timely_invariant's guard
             out.append((p.name + "->", p.target))
     return out
 
 
 def build_graph(model: Model, properties: list[Property], *, max_states: Optional[int] = None,
-                progress: Optional[Callable[[str], None]] = None, progress_every: float = 5.0) -> Graph:
-    """Explore every reachable state breadth first (the model's stutter reduction is not used:
-    it would take fair actions out of the graph) and keep the graph. Raises GraphLimit."""
+                progress: Optional[Callable[[str], None]] = None, progress_every: float = 5.0,
+                reduce: bool = False) -> Graph:
+    """Explore every reachable state breadth first and keep the graph. Raises GraphLimit.
+
+    With `reduce`, the model's stutter reduction is applied to every state, as in the safety
+    pass; a model asks for it (`reduce_liveness`) only when the reduction is sound for its
+    temporal properties too: the steps it absorbs commute with every other action, change no
+    predicate or fairness condition, and their fair action is taken at once."""
     start = time.perf_counter()
     actions_of = model.actions
-    next_state = model.next_state
+    next_state = successor_function(model, reduce)
     fp_of = _signed(state_fingerprint(model))
     fairness = {f.action: f for f in getattr(model, "fairness", ())}
     by_type: dict[type, Any] = {}
@@ -222,7 +236,7 @@ def build_graph(model: Model, properties: list[Property], *, max_states: Optiona
             append(1 if pred(s) else 0)
         states.append(s)
 
-    for s in model.init_states():
+    for s in initial_states(model, reduce):
         fp = fp_of(s)
         if index.get(fp) < 0:
             add(s, fp, -1, -1)
@@ -265,7 +279,7 @@ def build_graph(model: Model, properties: list[Property], *, max_states: Optiona
                     progress(f"liveness graph: {len(index):,} states, {len(dst):,} edges, "
                              f"{len(index) / (now - start):,.0f} states/s, {now - start:.0f}s")
     return Graph(model, index, offsets, dst, fid, pos, parent_edge, source, marks, fair_actions, fair_strong,
-                 fairness, fair_ids, time.perf_counter() - start, max(depth_of) if depth_of else 0)
+                 fairness, fair_ids, time.perf_counter() - start, max(depth_of) if depth_of else 0, reduce)
 
 
 # --- strongly connected components ----------------------------------------------------------------
@@ -416,13 +430,25 @@ class Outcome:
     cut_by_bound: dict[str, int] = field(default_factory=dict)  # bound -> cut fair sets where it blocks an action
     cut: int = 0  # fair sets that exist only because a bound blocks a fair action
     lasso: Optional[Lasso] = None
+    path: Optional[list[tuple[Any, Any]]] = None  # a timely_invariant's counterexample: a finite trace
     seconds: float = 0.0
+
+    @property
+    def counterexample(self) -> Optional[tuple[list[tuple[Any, Any]], Optional[int]]]:
+        """(trace, loop): a lasso with its loop index, or a finite trace with None."""
+        if self.lasso is not None:
+            return self.lasso.trace, self.lasso.loop
+        if self.path is not None:
+            return self.path, None
+        return None
 
 
 def check_property(g: Graph, prop: Property, blocked: "BlockedCache") -> Outcome:
     start = time.perf_counter()
     n = g.states
     offsets, dst = g.offsets, g.dst
+    if prop.kind == "timely_invariant":
+        return _check_invariant(g, prop, start)
     if prop.kind == "leads_to":
         p, q = g.marks[prop.name], g.marks[prop.name + "->"]
         sources = [v for v in range(n) if p[v] and not q[v]]
@@ -479,6 +505,30 @@ def check_property(g: Graph, prop: Property, blocked: "BlockedCache") -> Outcome
         out.lasso = lasso(g, pred, violating, blocked)
     out.seconds = time.perf_counter() - start
     return out
+
+
+def _check_invariant(g: Graph, prop: Property, start: float) -> Outcome:
+    """[]P on the graph: the first state in BFS order where P fails (a shortest path to it)."""
+    holds, guard = g.marks[prop.name], g.marks[prop.name + "->"]
+    out = Outcome(prop.name, prop.kind, prop.description, OK, sum(guard), 0, 0)
+    bad = holds.find(0)
+    if bad >= 0:
+        out.result = VIOLATION
+        out.path = path_to(g, bad)
+    elif out.antecedent_states == 0:
+        out.result = UNREACHED
+    out.seconds = time.perf_counter() - start
+    return out
+
+
+def path_to(g: Graph, v: int) -> list[tuple[Any, Any]]:
+    """A shortest trace [(action or None, state), ...] from an initial state to state v."""
+    chain = g.prefix(v)
+    states = g.states_of(chain)
+    trace: list[tuple[Any, Any]] = [(None, states[chain[0]])]
+    for a, b in zip(chain, chain[1:]):
+        trace.append((g.action_of(states[a], g.parent_edge[b]), states[b]))
+    return trace
 
 
 def _rank(g: Graph, pred: array, part: list[int]) -> tuple[int, int]:
@@ -605,7 +655,7 @@ def lasso(g: Graph, pred: array, part: list[int], blocked: BlockedCache) -> Lass
     current = trace[-1][1]
     for e in cycle:
         action = g.action_of(current, e)
-        current = g.model.next_state(current, action)
+        current = g.step(current, action)
         trace.append((action, current))
     return Lasso(trace, loop, not cycle)
 
@@ -669,6 +719,7 @@ class LivenessResult:
     fairness: list[dict[str, str]]
     max_states: Optional[int] = None
     interrupted: bool = False
+    reduced: bool = False  # the graph was built with the model's stutter reduction
 
     @property
     def violation(self) -> Optional[Outcome]:
@@ -676,7 +727,7 @@ class LivenessResult:
 
 
 def temporal_properties(model: Model) -> list[Property]:
-    return [p for p in model.properties if p.kind in ("eventually", "leads_to", "always_eventually")]
+    return [p for p in model.properties if p.kind in TEMPORAL]
 
 
 def liveness_model(model: Model) -> Model:
@@ -686,10 +737,14 @@ def liveness_model(model: Model) -> Model:
 
 
 def check_liveness(model: Model, *, max_states: Optional[int] = None,
-                   progress: Optional[Callable[[str], None]] = None, progress_every: float = 5.0) -> LivenessResult:
-    """Build the graph of `liveness_model(model)` and check every temporal property on it."""
+                   progress: Optional[Callable[[str], None]] = None, progress_every: float = 5.0,
+                   reduce: bool = True) -> LivenessResult:
+    """Build the graph of `liveness_model(model)` and check every temporal property on it. With
+    `reduce`, the graph is reduced when that model says its reduction is sound for liveness
+    (`reduce_liveness`)."""
     start = time.perf_counter()
     lm = liveness_model(model)
+    reduced = reduce and bool(getattr(lm, "reduce_liveness", False)) and hasattr(lm, "reduce")
     wanted = {p.name for p in temporal_properties(model)}  # `model` may be a selection of them
     props = [p for p in temporal_properties(lm) if p.name in wanted]
     fairness = [{"action": f.action, "strength": f.strength, "reason": f.reason,
@@ -698,7 +753,8 @@ def check_liveness(model: Model, *, max_states: Optional[int] = None,
     g = None
     outcomes: list[Outcome] = []
     try:
-        g = build_graph(lm, props, max_states=max_states, progress=progress, progress_every=progress_every)
+        g = build_graph(lm, props, max_states=max_states, progress=progress, progress_every=progress_every,
+                        reduce=reduced)
         blocked = BlockedCache(g)
         for p in props:
             if progress is not None:
@@ -709,7 +765,7 @@ def check_liveness(model: Model, *, max_states: Optional[int] = None,
         return LivenessResult("incomplete", g.states if g else (max_states or 0), g.edges if g else 0,
                               g.depth if g else 0, g.seconds if g else seconds, seconds, g.nbytes() if g else 0,
                               len(g.fair_actions) if g else 0, outcomes, fairness, max_states,
-                              interrupted=isinstance(e, KeyboardInterrupt))
+                              interrupted=isinstance(e, KeyboardInterrupt), reduced=reduced)
     if any(o.result == VIOLATION for o in outcomes):
         result = VIOLATION
     elif any(o.result == UNREACHED for o in outcomes):
@@ -717,7 +773,7 @@ def check_liveness(model: Model, *, max_states: Optional[int] = None,
     else:
         result = OK
     return LivenessResult(result, g.states, g.edges, g.depth, g.seconds, time.perf_counter() - start,
-                          g.nbytes(), len(g.fair_actions), outcomes, fairness, max_states)
+                          g.nbytes(), len(g.fair_actions), outcomes, fairness, max_states, reduced=reduced)
 
 
 def liveness_report(live: LivenessResult) -> dict[str, Any]:
@@ -734,6 +790,7 @@ def liveness_report(live: LivenessResult) -> dict[str, Any]:
         "fair_actions": live.fair_actions,
         "fairness": live.fairness,
         "max_states": live.max_states,
+        "reduced": live.reduced,
         "properties": [
             {"name": o.name, "kind": o.kind, "result": o.result, "antecedent_states": o.antecedent_states,
              "region_states": o.region_states, "fair_sets": o.fair_sets, "cut_by_bound": o.cut,
@@ -749,11 +806,16 @@ def liveness_lines(live: LivenessResult) -> list[str]:
         why = "interrupted" if live.interrupted else f"the graph passed --max-states {live.max_states}"
         return [f"liveness:         incomplete ({why})"]
     lines = [f"liveness:         {live.result} ({len(live.outcomes)} temporal properties on {live.states:,} states,"
-             f" {live.edges:,} edges, {live.seconds:.2f} s; {live.graph_bytes / max(live.edges, 1):.0f} bytes/edge)"]
+             f" {live.edges:,} edges, {live.seconds:.2f} s; {live.graph_bytes / max(live.edges, 1):.0f} bytes/edge"
+             + ("; reduced" if live.reduced else "") + ")"]
     for o in live.outcomes:
         antecedent = {"leads_to": f"P held in {o.antecedent_states:,} states",
                       "eventually": f"{o.antecedent_states:,} initial states",
-                      "always_eventually": "every state"}[o.kind]
+                      "always_eventually": "every state",
+                      "timely_invariant": f"its guard held in {o.antecedent_states:,} states"}[o.kind]
+        if o.kind == "timely_invariant":
+            lines.append(f"  {o.name} ({o.kind}): {o.result}; {antecedent}")
+            continue
         cut = ""
         if o.cut:
             cut = f"; {o.cut:,} cut by a bound (" + ", ".join(f"{b} {n:,}" for b, n in sorted(o.cut_by_bound.items())) + ")"

@@ -215,7 +215,7 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
             return outcome
     outcome.result = VALID
     outcome.final_candidates = len(candidates)
-    always = [p for p in model.properties if p.kind == "always"]
+    always = [p for p in model.properties if p.kind in ("always", "timely_invariant")]
     outcome.broken_invariants = [p.name for p in always if all(not p.predicate(s) for s in candidates)]
     outcome.final_states = list(candidates)
     for name in outcome.broken_invariants:
@@ -234,11 +234,13 @@ def _cycle_unfairness(model: Any, first: Any, steps: Sequence[Step]) -> list[str
 
     cycle: list[tuple[Any, Any]] = [(None, first)]
     state = first
+    reduce = getattr(model, "reduce", None)
     for named, values in steps:
         if named is None:
             return []
-        matches = [t for a in model.actions(state) if _squeeze(repr(a)) == _squeeze(named)
-                   for t in [model.next_state(state, a)] if t is not None and _matches(model.to_json(t), values)]
+        matches = [u for a in model.actions(state) if _squeeze(repr(a)) == _squeeze(named)
+                   for t in [model.next_state(state, a)] if t is not None
+                   for u in _forms(t, reduce) if _matches(model.to_json(u), values)]
         if len(matches) != 1:
             return []
         action = next(a for a in model.actions(state) if _squeeze(repr(a)) == _squeeze(named))
@@ -303,14 +305,19 @@ def _nearest(model: Any, tried: Sequence[tuple[Any, Any]], values: Mapping[str, 
 # --- the command ----------------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `kcheck replay`."""
-    parser.add_argument("trace", metavar="TRACE", help="an ITF trace (JSON), e.g. written by --trace-out")
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The model a trace is read against: the trace's own, unless these say otherwise."""
     parser.add_argument("--model", help="the model (default: the trace's #meta.model, else replication)")
     parser.add_argument("--variant", help="the protocol variant (default: the trace's, else Kafka 4.1)")
     parser.add_argument("--preset", help="build the config on this preset instead of the trace's #meta.config")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key; repeatable; wins over the trace's config and --preset")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `kcheck replay`."""
+    parser.add_argument("trace", metavar="TRACE", help="an ITF trace (JSON), e.g. written by --trace-out")
+    add_model_arguments(parser)
     parser.add_argument("--max-candidates", type=positive_int, default=DEFAULT_MAX_CANDIDATES, metavar="N",
                         help="give up (incomplete, exit 3) when more than N model states match a step "
                              f"(default {DEFAULT_MAX_CANDIDATES:,})")
@@ -318,7 +325,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="up to N unrecorded actions may happen before each step's action, for traces "
                              "that record only some events (default 0: every action is recorded)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument("--html", metavar="FILE", help="draw the trace as an HTML page, with the replay's verdict"
+                        " (docs/visual.md)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def model_for(doc: Mapping[str, Any], model: Any) -> Any:
+    """The model a trace is replayed against: for a timely invariant's counterexample, the model's
+    liveness model (its ghost state says what the invariant watches; timers expire only when
+    their cause holds), else the model itself."""
+    meta = doc.get("#meta", {})
+    if isinstance(meta, Mapping) and meta.get("property_kind") == "timely_invariant":
+        own = getattr(model, "liveness_model", None)
+        if own is not None:
+            return own()
+    return model
 
 
 def trace_config(doc: Mapping[str, Any], path: str, model: str | None = None, variant: str | None = None,
@@ -529,14 +550,44 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
     return "\n".join(lines)
 
 
+def _write_html(path: str, trace: str, doc: Mapping[str, Any], rc: RunConfig, model: Any,
+                steps: Sequence[Step], outcome: Outcome) -> None:
+    """The trace's page, its property the replay's verdict: the invariant it breaks (with the
+    model's witness when the last state is known), or the step that does not follow."""
+    from checker.page import json_steps_page, write_page
+
+    meta = dict(doc.get("#meta", {}))
+    meta.update({"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config)})
+    prop = None
+    if outcome.result == VALID and outcome.broken_invariants:
+        name = outcome.broken_invariants[0]
+        described = {p.name: p.description for p in model.properties}
+        prop = {"name": name, "description": described.get(name, ""), "kind": "invariant",
+                "witness": outcome.witnesses.get(name, "")}
+        title = f"{trace}: valid under {rc.variant}, {name} violated"
+    elif outcome.result == VALID:
+        title = f"{trace}: valid under {rc.variant}"
+    else:
+        title = f"{trace}: {outcome.result} under {rc.variant}" + (
+            f" at step {outcome.failed_step}" if outcome.failed_step is not None else "")
+    loop = doc.get("loop")
+    write_page(path, json_steps_page(model, steps, title=title, meta=meta, prop=prop,
+                                     loop=loop if isinstance(loop, int) else None))
+    print(f"kcheck: wrote {path}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     """`kcheck replay`: 0 valid, 1 invalid, 2 bad input, 3 incomplete."""
     from checker.heartbeat import Heartbeat
 
+    if args.html:
+        from checker.outputs import check_file
+
+        check_file("--html", args.html)
     with Heartbeat(f"replay: reading {args.trace}", None if args.quiet else sys.stderr):  # a large trace
         doc = itf.load(args.trace)
         rc = trace_config(doc, args.trace, args.model, args.variant, args.preset, args.overrides)
-        model = rc.build()
+        model = model_for(doc, rc.build())
         steps = itf.steps(doc)
     if not any(values for _, values in steps):  # "valid" would claim a check that did not happen
         raise ConfigError(f"trace {args.trace}: no state gives any variable: nothing to check")
@@ -549,6 +600,8 @@ def run(args: argparse.Namespace) -> int:
 
     outcome = replay(model, steps, args.max_candidates, None if args.quiet else progress, gap=args.gap,
                      loop=doc.get("loop"))
+    if args.html:
+        _write_html(args.html, args.trace, doc, rc, model, steps, outcome)
     if args.json:
         print(json.dumps(report_json(args.trace, rc, outcome, args.max_candidates, args.gap)))
     else:

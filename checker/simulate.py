@@ -73,6 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--trace-out", metavar="FILE",
                         help="write the shortest shrunk counterexample as an ITF trace (JSON) to FILE, if any")
+    parser.add_argument("--html", metavar="FILE",
+                        help="draw the shortest shrunk counterexample, if any, as an HTML page (docs/visual.md)")
     parser.add_argument("--no-shrink", action="store_true", help="report violating walks as found, unshrunk")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -167,10 +169,12 @@ def _check_options(args: argparse.Namespace) -> str:
                 raise ConfigError(f"{option} needs --guided")
     if args.novelty and (not args.guided or args.cells != "state"):
         raise ConfigError("--novelty needs --guided --cells state")
-    if args.trace_out:
+    if args.trace_out or args.html:
         from checker.outputs import check_file
 
-        check_file("--trace-out", args.trace_out)
+        for option, path in (("--trace-out", args.trace_out), ("--html", args.html)):
+            if path:
+                check_file(option, path)
     return engine
 
 
@@ -399,14 +403,23 @@ def run(args: argparse.Namespace) -> int:
     """`kcheck simulate`: 0 no violation found, 1 violation, 2 bad input (one line on stderr)."""
     try:
         report, found, model = simulate(args)
-        if args.trace_out and found:
+        if (args.trace_out or args.html) and found:
             from checker import itf
+            from checker.page import trace_page, write_page
 
             best, trace = min(found, key=lambda rt: (rt[0]["shrunk_length"], rt[0]["invariant"]))
             meta = {"model": report["model"], "variant": report["variant"], "preset": report["preset"],
                     "config": report["config"], "invariant": best["invariant"],
                     "description": best["description"], "seed": report["seed"], "walk_id": best["walk_id"]}
-            itf.write(args.trace_out, itf.to_itf(model, trace, meta))
+            if args.trace_out:
+                itf.write(args.trace_out, itf.to_itf(model, trace, meta))
+            if args.html:
+                write_page(args.html, trace_page(
+                    model, trace, title=f"{report['model']} {report['variant']}: {best['invariant']} violated"
+                    f" (walk {best['walk_id']}, seed {report['seed']})", meta=meta, invariant=best["invariant"],
+                    description=best["description"]))
+        elif args.html:
+            print(f"kcheck: no counterexample: {args.html} not written", file=sys.stderr)
     except ConfigError as e:
         print(f"kcheck: error: {' '.join(str(e).splitlines())}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -12,7 +12,7 @@ State = Hashable
 Action = Hashable  # a NamedTuple whose repr is valid Python, e.g. Fetch(follower=2)
 
 
-TEMPORAL = ("eventually", "leads_to", "always_eventually")
+TEMPORAL = ("eventually", "leads_to", "always_eventually", "timely_invariant")
 
 
 @dataclass(frozen=True)
@@ -22,13 +22,16 @@ class Property:
 
     The temporal kinds hold of every fair behaviour (see `Fairness`): `eventually` (<>P: P
     holds in some state of it), `leads_to` (P ~> Q: every state where `predicate` holds is
-    followed, there or later, by one where `target` holds) and `always_eventually` ([]<>P)."""
+    followed, there or later, by one where `target` holds) and `always_eventually` ([]<>P).
+    `timely_invariant` is []P over the behaviours of the model's liveness model (where time is
+    not adversarial: timers expire only when their cause holds), with `target` its vacuity guard:
+    it fails as unreached when no state of that model meets it."""
 
     name: str
     kind: str  # "always" | "sometimes" | one of TEMPORAL
     predicate: Callable[[Any], bool]
     description: str = ""
-    target: Callable[[Any], bool] | None = None  # leads_to's Q
+    target: Callable[[Any], bool] | None = None  # leads_to's Q; timely_invariant's vacuity guard
 
     @property
     def temporal(self) -> bool:
@@ -56,6 +59,14 @@ def leads_to(name: str, p: Callable[[Any], bool], q: Callable[[Any], bool], desc
 def always_eventually(name: str, predicate: Callable[[Any], bool], description: str = "") -> Property:
     """[]<>P: in every fair behaviour P holds again and again (never false from some point on)."""
     return Property(name, "always_eventually", predicate, description)
+
+
+def timely_invariant(name: str, predicate: Callable[[Any], bool], guard: Callable[[Any], bool],
+                     description: str = "") -> Property:
+    """[]P in every behaviour of the liveness model: for what only holds when time is not
+    adversarial (a healthy leader is not deposed). Checked by the liveness pass; unreached when
+    `guard` (the states where P says something) holds nowhere."""
+    return Property(name, "timely_invariant", predicate, description, guard)
 
 
 @dataclass(frozen=True)

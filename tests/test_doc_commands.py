@@ -1,7 +1,7 @@
 """Every complete `kcheck` command in a code block of README.md and docs/*.md is valid as written:
 the command line parses with kcheck's own parser and the model, variant, preset and `--set`
 values it names exist. (A synopsis with placeholders, e.g. `kcheck check [CONFIG.toml]`, is
-not a command.) Some are also run: docs/liveness.md's all, docs/cli.md's trace example
+not a command.) Some are also run: docs/liveness.md's and docs/visual.md's all, docs/cli.md's trace example
 (tests/test_doc_examples.py), README's two (tests/test_readme.py)."""
 from __future__ import annotations
 
@@ -62,8 +62,8 @@ def test_the_pages_show_commands():
 def test_command_is_valid(page: str, command: str) -> None:
     argv = shlex.split(command)[1:]
     args = build_parser(argv[0]).parse_args(argv)
-    if not hasattr(args, "model") or args.command == "replay":
-        return  # no configuration of its own (replay reads it from the trace)
+    if not hasattr(args, "model") or args.command in ("replay", "render"):
+        return  # no configuration of its own (replay and render read it from the trace)
     if args.command == "mutate":  # a model and presets (or the gate's rows)
         for preset in (args.presets or "default").split(","):
             load_config(model=args.model, variant="kafka-4.1", preset=preset)

@@ -72,3 +72,16 @@ def test_spark_executors_import_the_installed_kcheck(installed: Path, tmp_path: 
     assert p.returncode in (0, 1), p.stderr  # a verdict, whatever it is, means the executors ran
     report = json.loads(p.stdout)
     assert report["engine"] == "spark" and report["walks"] == 8
+
+
+def test_the_pages_come_with_the_package(installed: Path, tmp_path: Path) -> None:
+    """`kcheck render` and `kcheck explore` read their page templates from the installed package."""
+    trace = ROOT / "traces" / "kraft" / "no-check-quorum.itf.json"
+    p = _kcheck(installed, tmp_path, "render", str(trace), "--html", "k8.html")
+    assert p.returncode == 0, p.stderr
+    assert "isolated_leader_resigns" in (tmp_path / "k8.html").read_text()
+    code = ("import urllib.request; from checker.config import load_config; from checker.explore import start_in_thread;"
+            " s, url = start_in_thread(load_config(model='kraft', preset='smoke'));"
+            " print(urllib.request.urlopen(url, timeout=30).read().decode()[:300]); s.shutdown()")
+    p = subprocess.run([str(installed), "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "kcheck explore: kraft kafka-4.1 (smoke)" in p.stdout, p.stderr

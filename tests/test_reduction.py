@@ -82,14 +82,16 @@ def test_reduction_keeps_properties_and_commutes(preset: str) -> None:
     assert reduction_failures(model, states) == []
 
 
+def any_pending(s: Any, b: int) -> bool:
+    """A reduction gone too far: every pending replay is absorbed, leader changes too."""
+    x = s.brokers[b]
+    return x.alive and x.meta < s.controller.partition.partition_epoch
+
+
 def test_a_reduction_that_absorbs_a_leader_change_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """Absorb every pending replay, leader changes too: the checks above must fail."""
     model = build("default")
     states = walk_states(model, walks=30, depth=40, seed=11)
-
-    def any_pending(s: Any, b: int) -> bool:
-        x = s.brokers[b]
-        return x.alive and x.meta < s.controller.partition.partition_epoch
 
     monkeypatch.setattr(broker_actions, "follower_stutter", any_pending)
     assert reduction_failures(model, states)
@@ -145,3 +147,64 @@ def test_cli_reports_the_reduction_and_no_reduce_turns_it_off(capsys: pytest.Cap
     assert reduced["unreached"] == full["unreached"] == [] and reduced["never_enabled"] == full["never_enabled"] == []
     assert main(["check", "--preset", "smoke", "--workers", "1", "--quiet"]) == 0
     assert "reduction:        a follower replays" in capsys.readouterr().out
+
+
+# --- the reduction in the liveness pass (the timely model's `reduce_liveness`) ---------------------
+
+
+def liveness_failures(model: Any, states: list[Any]) -> list[str]:
+    """Where the reduction would change a liveness verdict: a temporal predicate (a follower's
+    own replays_latest_<b> aside, spec/replication.md "Liveness") or a fairness condition that
+    differs on a state and its reduction, or an action enabled in the reduction only."""
+    fairness = {f.action: f for f in model.fairness}
+    failures: list[str] = []
+    for s in states:
+        r = model.reduce(s)
+        if r == s:
+            continue
+        for p in model.properties:
+            if not p.temporal or p.name.startswith("replays_latest_"):
+                continue
+            for f in (p.predicate, p.target):
+                if f is not None and f(s) != f(r):
+                    failures.append(f"{p.name} differs on the reduction of {s}")
+        for a in model.actions(r):
+            if model.next_state(r, a) is None:
+                continue
+            if model.next_state(s, a) is None:
+                failures.append(f"{a} is enabled in the reduction only: {s}")
+            f = fairness.get(type(a).__name__)
+            if f is not None and f.when is not None and f.when(s, a) != f.when(r, a):
+                failures.append(f"{a}'s fairness condition differs on the reduction of {s}")
+    return failures
+
+
+@pytest.mark.parametrize("preset", ("smoke", "default", "stale-fetch"))
+def test_the_reduction_keeps_what_the_liveness_pass_reads(preset: str) -> None:
+    lm = build(preset).liveness_model()
+    assert lm.reduce_liveness and not build(preset).reduce_liveness
+    assert "ReplayMetadata" in {f.action for f in lm.fairness if f.strength == "weak" and f.when is None}
+    states = walk_states(lm, walks=30, depth=40, seed=5)
+    assert len([s for s in states if lm.reduce(s) != s]) >= 10
+    assert reduction_failures(lm, states) == []
+    assert liveness_failures(lm, states) == []
+
+
+@pytest.mark.parametrize("variant", ("kafka-4.1", "hw-waits-for-ineligible"))
+def test_the_liveness_pass_with_and_without_the_reduction_agree(variant: str) -> None:
+    from checker.liveness import check_liveness
+
+    model = build("smoke", variant)
+    reduced, full = check_liveness(model), check_liveness(model, reduce=False)
+    assert reduced.reduced and not full.reduced and reduced.states < full.states
+    assert [(o.name, o.result) for o in reduced.outcomes] == [(o.name, o.result) for o in full.outcomes]
+    assert reduced.violation is None if variant == "kafka-4.1" else reduced.violation.lasso is not None
+
+
+def test_a_reduction_that_absorbs_leader_changes_changes_what_the_liveness_pass_reads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    lm = build("default").liveness_model()
+    states = walk_states(lm, walks=30, depth=40, seed=5)
+
+    monkeypatch.setattr(broker_actions, "follower_stutter", any_pending)
+    assert liveness_failures(lm, states)

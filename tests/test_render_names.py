@@ -114,6 +114,10 @@ def _check_kraft(inv: str, s: Any, text: str) -> None:
         assert n.role == LEADER and n.epoch == leader_epoch
         assert any(c[0] == offset and c[1] == epoch and c[3] < n.epoch for c in s.history.committed)
         assert offset >= n.leo or n.log[offset][0] != epoch
+    elif inv == "leader_not_disrupted":
+        voter, leader, epoch, now = _ints(r"voter (\d+) had fetched from leader (\d+) of epoch (\d+) and now is \w+ in"
+                                          r" epoch (\d+)", text)
+        assert s.history.disrupted == (leader, epoch, voter) and s.nodes[voter].epoch == now > epoch
     else:
         raise AssertionError(f"no check for {inv}: add one")
 
@@ -136,7 +140,7 @@ def _one_per_invariant() -> list[Path]:
 def test_witness_names_what_breaks_the_invariant(path: Path) -> None:
     doc = itf.load(str(path))
     rc = replay.trace_config(doc, str(path))
-    model = rc.build()
+    model = replay.model_for(doc, rc.build())
     outcome = replay.replay(model, itf.steps(doc))
     inv = doc["#meta"]["invariant"]
     assert outcome.result == "valid" and inv in outcome.broken_invariants
@@ -230,5 +234,5 @@ def test_witness_on_a_hand_made_state(name: str, inv: str) -> None:
 def test_every_invariant_has_an_explanation() -> None:
     for name in ("replication", "kraft"):
         m = _model(name)
-        always = {p.name for p in m.properties if p.kind == "always"}
+        always = {p.name for p in m.properties if p.kind in ("always", "timely_invariant")}
         assert always == set(m.explanations), name

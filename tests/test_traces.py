@@ -29,7 +29,7 @@ def _id(path: Path) -> str:
 def _outcome(path: Path, variant: str | None) -> replay.Outcome:
     doc = itf.load(str(path))
     rc = replay.trace_config(doc, str(path), variant=variant)
-    model = rc.build()
+    model = replay.model_for(doc, rc.build())
     steps = itf.steps(doc)
     replay.check_variables(steps, doc, replay.model_variables(model), str(path), rc.model)
     return replay.replay(model, steps, loop=doc.get("loop"))

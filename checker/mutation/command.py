@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     engine = "spark" if spark is not None else "local"
     try:
         a = analyse(target, rows, chosen, jobs=args.jobs, engine=engine, spark=spark, budget=args.budget,
-                    liveness=not args.no_liveness, say=say)
+                    liveness=not args.no_liveness, say=say, reference_liveness=bool(args.presets))
     except ReferenceFails as e:
         raise ConfigError(str(e)) from None
     applied, stale = J.match(judgements, {m.id: m for m in mutants}, package_of(args.model))

@@ -9,10 +9,11 @@ silent); elsewhere it may still expire, it is just not forced to.
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import combinations
 from typing import Any, Callable
 
-from model.interface import Fairness, Property, always_eventually, leads_to, weak_fairness
-from model.kraft import rules
+from model.interface import Fairness, Property, always_eventually, leads_to, timely_invariant, weak_fairness
+from model.kraft import disruption, rules
 from model.kraft.network import link_cut
 from model.kraft.params import Params
 from model.kraft.quorum import Context
@@ -126,6 +127,11 @@ def properties(p: Params, proto: Protocol) -> list[Property]:
                           "a leader cut off from a majority of the voters does not stay leader forever"
                           " (check-quorum, KIP-996)"),
     ]
+    out.append(timely_invariant(
+        "leader_not_disrupted", disruption.not_disrupted, disruption.watching,
+        "a leader followed over uncut links by a majority that has fetched from it, with no election under"
+        " way, keeps those followers until a fault strikes: a voter that rejoins does not depose it (pre-vote,"
+        " KIP-996)"))
     for i in range(p.n if proto.pre_vote else 0):
         out.append(leads_to(f"prospective_resolves_{i}", prospective(i), lambda s, i=i: not prospective(i)(s),
                             f"voter {i} does not stay Prospective forever (KIP-996)"))
@@ -138,20 +144,30 @@ BOUNDS = ("max_epoch", "max_log", "max_in_flight", "timeouts")
 
 
 def lifted_contexts(c: Context) -> list[tuple[str, Context]]:
-    """The context with one bound at a time raised past anything a state holds."""
+    """The context with bounds raised past anything a state holds: one at a time, then every
+    combination of them, smallest first (a timeout that would also raise the epoch needs both
+    `timeouts` and `max_epoch` lifted). A name joins the lifted bounds with '+'."""
     p = c.p
     lifted = {
-        "max_epoch": replace(p, max_epoch=p.max_epoch + 1),
-        "max_log": replace(p, max_log=p.max_log + 1),
-        "max_in_flight": replace(p, max_in_flight=p.max_in_flight + 1),
-        "timeouts": replace(p, timeouts=-1),
+        "max_epoch": {"max_epoch": p.max_epoch + 1},
+        "max_log": {"max_log": p.max_log + 1},
+        "max_in_flight": {"max_in_flight": p.max_in_flight + 1},
+        "timeouts": {"timeouts": -1},
     }
-    return [(name, replace(c, p=q)) for name, q in lifted.items() if q != p]
+    if p.timeouts < 0:
+        del lifted["timeouts"]
+    out = []
+    for size in range(1, len(lifted) + 1):
+        for names in combinations(lifted, size):
+            changes = {k: v for name in names for k, v in lifted[name].items()}
+            out.append(("+".join(names), replace(c, p=replace(p, **changes))))
+    return out
 
 
 def bound_blocked(step: Callable[[KraftState, Context, Any], Any], candidates: list[Any], s: KraftState,
                   c: Context) -> list[tuple[Any, str]]:
-    """The candidate actions (disabled in s) that raising one bound would enable, with its name."""
+    """The candidate actions (disabled in s) that raising bounds would enable, each with the
+    smallest set of bounds that does (see lifted_contexts)."""
     out = []
     lifted = lifted_contexts(c)
     for a in candidates:

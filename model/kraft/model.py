@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from model.kraft import actions as A
-from model.kraft import client, faults
+from model.kraft import client, disruption, faults, timeline
 from model.kraft import liveness
 from model.kraft.params import Params
 from model.kraft.properties import explanations, properties
@@ -56,6 +56,7 @@ class KraftModel:
         self.explanations = explanations(self.params, self.ctx.proto)
         self.glossary = GLOSSARY
         self.fairness = liveness.FAIRNESS
+        self.timeline = timeline
 
     def liveness_model(self) -> "KraftModel":
         """The timely model (timers expire only when their cause holds: model.kraft.timing) without
@@ -120,7 +121,20 @@ class KraftModel:
     def next_state(self, s: KraftState, action: Any) -> KraftState | None:
         if s.history.last_event != NO_EVENT:
             s = s._replace(history=s.history._replace(last_event=NO_EVENT))
-        return _STEP[type(action)](s, self.ctx, action)
+        t = _STEP[type(action)](s, self.ctx, action)
+        if t is not None and self.ctx.timely:
+            return disruption.track(s, action, t)
+        return t
+
+    def summary(self, s: KraftState) -> str:
+        """One short line for a graph node (kcheck graph): each voter's role, epoch and log length,
+        the messages in flight, the cut links."""
+        parts = [f"v{i} {ROLE_NAMES[n.role][0]}{n.epoch} log{n.leo}" for i, n in enumerate(s.nodes)]
+        if s.network:
+            parts.append(f"{len(s.network)} msg")
+        if s.cut_links:
+            parts.append("cut " + ",".join(f"{a}-{b}" for a, b in s.cut_links))
+        return " | ".join(parts)
 
     def abstraction(self, s: KraftState) -> tuple:
         """A coarse protocol phase for `simulate --guided`: voters (sorted, ids dropped) by role, term lag, vote, log epochs vs the top term, HW, votes; messages by kind and end roles."""

@@ -49,6 +49,11 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     # leader), timers unbounded so a fair cycle is not cut by their budget
     "isolated-leader": {"voters": 2, "max_epoch": 2, "max_log": 2, "max_in_flight": 1, "faults": 1,
                         "timeouts": -1},
+    # no-pre-vote (K7): three voters, two epochs, a cut link as the only fault, two messages in
+    # flight (a Vote must fit beside a follower's fetch) and two timer expirations: a voter cut
+    # off from a healthy leader stands and reaches one of its followers.
+    "rejoin": {"max_epoch": 2, "max_log": 1, "max_in_flight": 2, "follower_hw": False, "faults": 1,
+               "restarts": 0, "disk_losses": 0, "partitions": 1, "losses": 0, "timeouts": 2},
     # vote-not-persisted (K3): one election, two messages in flight, crash-restarts.
     "restart": {"max_epoch": 1, "max_log": 1, "max_in_flight": 2, "stale_requests": False,
                 "follower_hw": False, "faults": 1, "restarts": 1, "disk_losses": 0, "partitions": 0,

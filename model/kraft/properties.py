@@ -5,7 +5,7 @@ completeness)."""
 from __future__ import annotations
 
 from model.interface import Property, always, sometimes
-from model.kraft import rules
+from model.kraft import disruption, rules
 from model.kraft.params import Params
 from model.kraft.rules import (
     CANDIDATE, FOLLOWER, GRANTED, LEADER, NO_ID, PROSPECTIVE, RESIGNED, UNATTACHED,
@@ -324,4 +324,5 @@ def explanations(p: Params, proto: Protocol) -> dict:  # type: ignore[type-arg]
         "leader_hw_monotonic": _leader_hw_monotonic_witness,
         "state_sanity": _state_sanity_witness(p, proto),
         "no_fatal_error": _no_fatal_error_witness,
+        "leader_not_disrupted": disruption.witness,
     }

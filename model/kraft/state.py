@@ -172,6 +172,9 @@ class History(NamedTuple):
     leader_hws: tuple[tuple[int, int], ...]  # (epoch, largest HW its leader exposed), sorted
     fatal: tuple[tuple[int, int], ...]  # (node, FATAL_*) Kafka exceptions for lost committed data, a set
     last_event: int  # what the last step did, for reachability witnesses (EVENT_NAMES)
+    # Timely model only (model.kraft.disruption); () in the safety model, so symmetry ignores them.
+    watch: tuple[int, ...] = ()  # (leader, epoch, supporters' bitmask) of a settled healthy leader
+    disrupted: tuple[int, ...] = ()  # (leader, epoch, voter) once a watched supporter left it: sticky
 
 
 class KraftState(NamedTuple):

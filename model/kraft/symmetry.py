@@ -62,7 +62,17 @@ def renamed_key(s: KraftState, to: tuple[int, ...]) -> tuple[Any, ...]:
     elected = tuple(sorted((e, to[x]) for e, x in h.elected)) if h.elected else ()
     fatal = tuple(sorted((to[x], code) for x, code in h.fatal)) if h.fatal else ()
     return (tuple(nodes), network, links, s[3], s[4], s[5], s[6], s[7],
-            (elected, h.committed, h.leader_hws, fatal, h.last_event))
+            (elected, h.committed, h.leader_hws, fatal, h.last_event, _renamed_watch(h.watch, to),
+             _renamed_watch(h.disrupted, to, mask=False)))
+
+
+def _renamed_watch(w: tuple[int, ...], to: Any, mask: bool = True) -> tuple[int, ...]:
+    """The disruption ghost (leader, epoch, supporters' mask or a voter) under a renaming."""
+    if not w:
+        return w
+    if not mask:
+        return (to[w[0]], w[1], to[w[2]])
+    return (to[w[0]], w[1], sum(1 << to[j] for j in range(len(to)) if w[2] >> j & 1))
 
 
 def _renamings(s: KraftState) -> list[tuple[int, ...]]:
@@ -123,7 +133,8 @@ def rename(s: KraftState, to: tuple[int, ...]) -> KraftState:
     links = tuple(sorted((min(to[a], to[b]), max(to[a], to[b])) for a, b in s.cut_links))
     h = s.history
     h = h._replace(elected=tuple(sorted((e, r(x)) for e, x in h.elected)),
-                   fatal=tuple(sorted((r(x), code) for x, code in h.fatal)))
+                   fatal=tuple(sorted((r(x), code) for x, code in h.fatal)),
+                   watch=_renamed_watch(h.watch, to), disrupted=_renamed_watch(h.disrupted, to, mask=False))
     return s._replace(nodes=tuple(nodes), network=tuple(sorted(network)), cut_links=links, history=h)
 
 

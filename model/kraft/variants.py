@@ -45,12 +45,12 @@ VARIANTS = (
     Variant(
         "no-pre-vote",
         "election and fetch timeouts go straight to Candidate with epoch + 1 (pre-KIP-996): an"
-        " availability variant, every safety invariant still holds (a rejoining voter's inflated"
-        " epoch disrupts a healthy leader)",
-        expect="holds",
+        " availability variant, every safety invariant still holds, but a voter cut off from a"
+        " healthy leader stands in a later epoch and moves the leader's followers to it",
+        expect="leader_not_disrupted",
         bug_id="K7",
         reference="KIP-996",
-        preset="elections",
+        preset="rejoin",
     ),
     Variant(
         "no-check-quorum",

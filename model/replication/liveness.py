@@ -11,6 +11,7 @@ clients that stop writing, so a behaviour in which a crashed broker stays down f
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import combinations
 from typing import Any, Callable
 
 from model.interface import Fairness, Property, leads_to, strong_fairness, weak_fairness
@@ -164,12 +165,17 @@ BOUNDS = ("max_leader_epoch", "max_partition_epoch", "max_in_flight")
 
 
 def lifted_params(p: Params) -> list[tuple[str, Params]]:
-    """The parameters with one bound at a time raised past anything a state holds, then both
-    epoch bounds together (an election record raises both epochs, so it may need both)."""
-    return [
-        ("max_leader_epoch", replace(p, max_leader_epoch=p.max_leader_epoch + 1)),
-        ("max_partition_epoch", replace(p, max_partition_epoch=p.max_partition_epoch + 1)),
-        ("max_in_flight", replace(p, max_in_flight=p.max_in_flight + 1)),
-        ("max_leader_epoch+max_partition_epoch",
-         replace(p, max_leader_epoch=p.max_leader_epoch + 1, max_partition_epoch=p.max_partition_epoch + 1)),
-    ]
+    """The parameters with bounds raised past anything a state holds: one at a time, then every
+    combination, smallest first (an election record raises both epochs, so it may need both). A
+    name joins the lifted bounds with '+'."""
+    lifted = {
+        "max_leader_epoch": {"max_leader_epoch": p.max_leader_epoch + 1},
+        "max_partition_epoch": {"max_partition_epoch": p.max_partition_epoch + 1},
+        "max_in_flight": {"max_in_flight": p.max_in_flight + 1},
+    }
+    out = []
+    for size in range(1, len(lifted) + 1):
+        for names in combinations(lifted, size):
+            changes = {k: v for name in names for k, v in lifted[name].items()}
+            out.append(("+".join(names), replace(p, **changes)))
+    return out

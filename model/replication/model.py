@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from model.replication import actions as A
-from model.replication import broker_actions, controller_actions, fault_actions, liveness
+from model.replication import broker_actions, controller_actions, fault_actions, liveness, timeline
 from model.replication.context import Context
 from model.replication.params import Params
 from model.replication.properties import explanations, properties
@@ -91,6 +91,7 @@ class ReplicationModel:
         self.explanations = explanations(self.params)
         self.glossary = GLOSSARY
         self.fairness = liveness.FAIRNESS
+        self.timeline = timeline
         self._lifted: list[tuple[str, ReplicationModel]] | None = None
 
     def bound_blocked(self, s: State) -> list[tuple[Any, str]]:
@@ -207,6 +208,13 @@ class ReplicationModel:
 
     reduction = "a follower replays a record that keeps its leader and leader epoch in the step that wrote it"
 
+    @property
+    def reduce_liveness(self) -> bool:
+        """The reduction is sound for the temporal properties too (spec/replication.md, "Liveness":
+        the replays it absorbs commute, change no temporal predicate but a follower's own
+        `replays_latest_<b>` and no fairness condition, and are weakly fair: taken at once)."""
+        return self.timely
+
     def reduce(self, s: State) -> State:
         """The checker's stutter reduction: absorb every follower replay that changes nothing but
         the follower's partition epoch (`broker_actions.follower_stutter`). Such replays commute
@@ -219,6 +227,20 @@ class ReplicationModel:
             return s  # the common case: no follower has a record to replay
         t = broker_actions.absorb_follower_replays(s, self.ctx)
         return s if t is s else compact(t)
+
+    def summary(self, s: State) -> str:
+        """One short line for a graph node (kcheck graph): the controller's partition record, then
+        each broker (L/F: the leader it knows is itself or not, its log's values, its HW)."""
+        reg = s.controller.partition
+        parts = [f"ctl L{reg.leader} e{reg.leader_epoch} isr{list(reg.isr)} elr{list(reg.elr)}"]
+        for b, x in enumerate(s.brokers):
+            if not x.alive:
+                parts.append(f"b{b} down")
+                continue
+            role = "L" if x.leader == b else "F"
+            parts.append(f"b{b} {role} log{[e.value for e in x.log]} hw{x.hw}")
+        in_flight = len(s.fetch_requests) + len(s.fetch_responses) + len(s.ap_requests) + len(s.ap_responses)
+        return " | ".join(parts) + (f" | {in_flight} msg" if in_flight else "")
 
     def abstraction(self, s: State) -> tuple:
         """A coarse protocol phase for `simulate --guided`: partition record, per-broker role, lag and log shape, leader's view, messages in flight."""
