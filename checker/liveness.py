@@ -32,6 +32,7 @@ import time
 from array import array
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Iterable, Optional
 
 from checker import stop
@@ -118,9 +119,10 @@ class Graph:
     depth: int = 0
     reduced: bool = False  # built with the model's stutter reduction (see build_graph)
 
-    def step(self, s: Any, a: Any) -> Any:
-        """The successor as the graph holds it (reduced when the graph is)."""
-        return successor_function(self.model, self.reduced)(s, a)
+    @cached_property
+    def step(self) -> Callable[[Any, Any], Any]:
+        """The successor function as the graph holds states (reduced when the graph is)."""
+        return successor_function(self.model, self.reduced)
 
     @property
     def states(self) -> int:
@@ -148,7 +150,7 @@ class Graph:
                 v = self.source[v]
         model = self.model
         inits = initial_states(model, self.reduced)
-        step = successor_function(model, self.reduced)
+        step = self.step
         fp_of = _signed(state_fingerprint(model))
         init_by_index = {self.index.get(fp_of(s)): s for s in inits}
         out: dict[int, Any] = {}
@@ -523,11 +525,18 @@ def _check_invariant(g: Graph, prop: Property, start: float) -> Outcome:
 
 def path_to(g: Graph, v: int) -> list[tuple[Any, Any]]:
     """A shortest trace [(action or None, state), ...] from an initial state to state v."""
-    chain = g.prefix(v)
+    return _trace_along(g, g.prefix(v))
+
+
+def _trace_along(g: Graph, chain: list[int]) -> list[tuple[Any, Any]]:
+    """The trace [(action or None, state), ...] along a chain of states joined by edges, from an
+    initial state."""
+    offsets, dst = g.offsets, g.dst
     states = g.states_of(chain)
     trace: list[tuple[Any, Any]] = [(None, states[chain[0]])]
     for a, b in zip(chain, chain[1:]):
-        trace.append((g.action_of(states[a], g.parent_edge[b]), states[b]))
+        e = next(e for e in range(offsets[a], offsets[a + 1]) if dst[e] == b)
+        trace.append((g.action_of(states[a], e), states[b]))
     return trace
 
 
@@ -646,11 +655,7 @@ def lasso(g: Graph, pred: array, part: list[int], blocked: BlockedCache) -> Lass
             met |= disabled_here(here)
     if here != entry:
         cycle.extend(_route(g, here, inside, lambda v: v == entry))
-    states = g.states_of(chain)
-    trace: list[tuple[Any, Any]] = [(None, states[chain[0]])]
-    for a, b in zip(chain, chain[1:]):
-        e = next(e for e in range(offsets[a], offsets[a + 1]) if dst[e] == b)
-        trace.append((g.action_of(states[a], e), states[b]))
+    trace = _trace_along(g, chain)
     loop = len(trace) - 1
     current = trace[-1][1]
     for e in cycle:
