@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from checker.render import ABSENT, diff
+from checker.render import diff
 
 Step = tuple["str | None", dict[str, Any]]
 
