@@ -4,6 +4,13 @@
     python bench/bench_check.py --preset smoke --baseline toy    # plus the toy model, for a ratio
     python bench/bench_check.py --model toy --set k=50           # any registered model
     python bench/bench_check.py --workers 2                      # 2 processes, against 1 process
+    python bench/bench_check.py --workers 2 --no-one-process     # 2 processes only
+    python bench/bench_check.py --memory-states 100000 --run-dir /tmp/run   # a queue on disk, checkpoints
+
+Memory: `peak_memory_mb` is this process's peak RSS (the coordinator's, with workers),
+`peak_memory_mb_per_worker` the largest worker's; `bytes_per_state` is their sum over every
+process (coordinator + workers x largest worker) divided by the distinct states, and
+`visited_bytes_per_state` the visited set's own table over the distinct states.
 
 `--baseline toy` also explores the toy model of tests/toymodel.py with k = --toy-k (default
 300, 90,601 states; built directly, so k may exceed the toy's config range) in the same process,
@@ -70,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1,
                         help="processes for the main run (default 1); with N > 1 the run is repeated on"
                              " one process first and `speedup` is the ratio of their states/s")
+    parser.add_argument("--no-one-process", dest="one_process", action="store_false",
+                        help="with --workers N > 1: skip the one-process run")
+    parser.add_argument("--memory-states", type=int, help="states of a level each worker keeps in memory")
+    parser.add_argument("--run-dir", help="keep the run's files there (a new directory), with checkpoints")
+    parser.add_argument("--checkpoint-every", type=float, default=60.0)
     args = parser.parse_args(argv)
 
     registry.MODELS.setdefault("toy", TOY_MODULE)
@@ -81,14 +93,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     baseline = toy_baseline(args.toy_k) if args.baseline == "toy" else None
-    one = explore(model, max_states=args.max_states) if args.workers > 1 else None
-    r = explore(model, max_states=args.max_states, workers=args.workers)
+    one = explore(model, max_states=args.max_states) if args.workers > 1 and args.one_process else None
+    r = explore(model, max_states=args.max_states, workers=args.workers, keep=args.memory_states,
+                run_dir=args.run_dir, checkpoint_every=args.checkpoint_every)
     out: dict[str, Any] = {"model": rc.model, "preset": rc.preset, "variant": rc.variant,
                            "config": dict(rc.config), "workers": r.workers, **figures(r),
                            "peak_memory_mb": peak_memory_mb()}
+    total_mb = out["peak_memory_mb"]
+    if args.workers > 1:
+        out["peak_memory_mb_per_worker"] = peak_child_memory_mb()
+        total_mb += r.workers * out["peak_memory_mb_per_worker"]
+    if r.distinct_states:
+        out["bytes_per_state"] = round(total_mb * 1024 * 1024 / r.distinct_states, 1)
+        out["visited_bytes_per_state"] = round(r.visited_bytes / r.distinct_states, 2)
     if one is not None:
         out["one_process"] = figures(one)
-        out["peak_memory_mb_per_worker"] = peak_child_memory_mb()
         rate = one.states_per_second
         out["speedup"] = round(r.states_per_second / rate, 3) if rate else None
     if baseline is not None:

@@ -1,10 +1,14 @@
 """Exhaustive breadth-first exploration of a model (Stateright's `bfs.rs`, TLC's BFS mode).
 
-The search keeps one dict, fingerprint -> parent fingerprint, and the current and next BFS
-levels. Every newly discovered state is checked against every `always` property; the first
-violation stops the search and, because the search is breadth-first, its trace is a shortest
-one. The trace is rebuilt afterwards from the parent fingerprints by re-expanding each state
-on the path, so no action is stored per state.
+The search keeps a set of 64-bit fingerprints (checker/visited.py, about 15 bytes a state),
+writes each new state's (fingerprint, parent fingerprint) to its level's link file
+(checker/levels.py), and queues the states of the current and the next level
+(checker/frontier.py, in memory up to a bound, then on disk). Every newly discovered state is
+checked against every `always` property; the first violation stops the search and, because the
+search is breadth-first, its trace is a shortest one. The trace is rebuilt afterwards from the
+link files by re-expanding each state on the path, so no action is stored per state. A run
+directory keeps these files and checkpoints between levels, so a killed search resumes
+(checker/checkpoint.py).
 
 Counting conventions (TLC's): `states_generated` counts the initial states plus every
 successor that `next_state` returned (a `None` is a no-op and counts nowhere);
@@ -16,12 +20,16 @@ from __future__ import annotations
 
 import gc
 import time
-from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Optional
 
+from checker import checkpoint as checkpoint_mod
 from checker import stop
+from checker.checkpoint import Checkpoint, CheckpointError, RunDir, run_identity
 from checker.fingerprint import fingerprint
+from checker.frontier import UNLIMITED, Frontier
+from checker.visited import FPSet
 from model.interface import Model
 
 OK = "ok"
@@ -70,9 +78,10 @@ class Result:
     workers: int = 1  # processes that explored
     reduction: Optional[str] = None  # the model's stutter reduction, when the search used it
     disabled: dict[str, str] = field(default_factory=dict)  # action kind -> why the config rules it out
-    # Order-free digest of the reachable states (sum of fingerprints mod 2**64) of a one-process
-    # search that ended "ok": two models with the same digest reach the same states.
+    # Order-free digest of the reachable states (sum of fingerprints mod 2**64) of a search that
+    # ended "ok": two models with the same digest reach the same states.
     digest: Optional[int] = None
+    visited_bytes: int = 0  # the visited set's table, at the end (checker/visited.py)
 
     @property
     def states_per_second(self) -> float:
@@ -126,6 +135,15 @@ def state_fingerprint(model: Model) -> Callable[[Any], int]:
     return lambda s: fingerprint(encode(s))
 
 
+MASK = (1 << 64) - 1
+
+
+def masked_fingerprint(model: Model) -> Callable[[Any], int]:
+    """`state_fingerprint` as an unsigned 64-bit int: what the visited set and the link files hold."""
+    raw = state_fingerprint(model)
+    return lambda s: raw(s) & MASK
+
+
 def explore(
     model: Model,
     *,
@@ -134,6 +152,11 @@ def explore(
     progress_every: float = 5.0,
     workers: int = 1,
     reduce: bool = True,
+    run_dir: str | Path | None = None,
+    resume: bool = False,
+    identity: dict[str, Any] | None = None,
+    checkpoint_every: float = 60.0,
+    keep: int | None = None,
 ) -> Result:
     """Explore every state reachable from `model.init_states()`, breadth first.
 
@@ -146,15 +169,39 @@ def explore(
     With `reduce` (the default) a model's stutter reduction (`model.reduce`) is applied to every
     state: fewer states, every property value still met, counterexamples no longer (in steps of
     the reduced model). `reduce=False` explores every state `next_state` gives.
+
+    Memory: the visited set holds fingerprints only (checker/visited.py); parent links go to
+    files (checker/levels.py); a level's queue keeps `keep` states in memory (default: all) and
+    spills the rest. `run_dir` keeps these files, with a checkpoint at the end of a level at
+    most every `checkpoint_every` seconds (checker/checkpoint.py); `resume=True` goes on from
+    the checkpoint in `run_dir` (raises `CheckpointError` when it is not of this run: `identity`
+    is what the caller adds to the model's own identity). Without `run_dir` the files go to a
+    temporary directory, deleted at the end.
     """
     if max_states is not None and max_states < 0:
         raise ValueError(f"max_states must be >= 0, got {max_states}")
+    if keep is not None and keep < 1:
+        raise ValueError(f"keep must be >= 1, got {keep}")
+    if resume and run_dir is None:
+        raise ValueError("resume needs a run_dir")
+    ident = run_identity(model, reduce, identity) if run_dir is not None else {}
     if workers > 1:
         from checker import parallel
 
         if parallel.available():
             return parallel.explore_parallel(model, workers=workers, max_states=max_states, progress=progress,
-                                             progress_every=progress_every, reduce=reduce)
+                                             progress_every=progress_every, reduce=reduce, run_dir=run_dir,
+                                             resume=resume, identity=ident, checkpoint_every=checkpoint_every,
+                                             keep=keep)
+    run = RunDir(None if run_dir is None else Path(run_dir), resume, ident, checkpoint_every)
+    try:
+        return _explore(model, run, max_states, progress, progress_every, reduce, keep)
+    finally:
+        run.close()
+
+
+def _explore(model: Model, run: RunDir, max_states: int | None, progress: Callable[[Progress], None] | None,
+             progress_every: float, reduce: bool, keep: int | None) -> Result:
     always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
     pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
     reached: dict[str, int] = {}
@@ -162,27 +209,32 @@ def explore(
     # Hot-loop aliases.
     actions = model.actions
     next_state = successor_function(model, reduce)
-    fp_of = state_fingerprint(model)
+    fp_of = masked_fingerprint(model)
     limit = max_states if max_states is not None else -1
     type_counts: dict[type, int] = {}
-    parents: dict[int, Optional[int]] = {}
+    links = run.links
+    spill_keep = UNLIMITED if keep is None else keep
+
+    def new_frontier(level: int) -> Frontier:
+        return Frontier(run.spill(level) if keep is not None else None, spill_keep)
 
     start = time.perf_counter()
     every = max(progress_every, 0.0)
     next_report = start + every
     generated = 0
     depth = 0
+    earlier = 0.0  # seconds spent before a resume
+    base_counts: dict[str, int] = {}
     outcome = OK
     bad_fp: Optional[int] = None
     bad_name = ""
     interrupted = False
-    frontier: list[Any] = []
-    frontier_fps: list[int] = []
-    next_level: list[Any] = []
-    next_fps: list[int] = []
+    frontier = new_frontier(0)
+    next_level = new_frontier(1)
     index = 0
     expanded = 0
     level = 0
+    visited: Any = None
 
     def check_sometimes(state: Any, level: int) -> None:
         for item in list(pending):
@@ -190,37 +242,64 @@ def explore(
                 reached[item[0]] = level
                 pending.remove(item)
 
-    try:
-        for s in initial_states(model, reduce):
-            generated += 1
-            fp = fp_of(s)
-            if fp in parents:
-                continue
-            if len(parents) == limit:
-                outcome = INCOMPLETE
-                break
-            parents[fp] = None
-            for name, pred in always_props:
-                if not pred(s):
-                    outcome, bad_fp, bad_name = VIOLATION, fp, name
-                    break
-            if outcome != OK:
-                break
-            if pending:
-                check_sometimes(s, 0)
-            frontier.append(s)
-            frontier_fps.append(fp)
+    def checkpoint(queue: Frontier, at: int) -> None:
+        name = checkpoint_mod.frontier_name(at, 0)
+        queue.save(run.path / name)
+        counts = dict(base_counts)
+        for k, n in type_counts.items():
+            counts[k.__name__] = counts.get(k.__name__, 0) + n
+        run.commit(Checkpoint(identity=run.identity, level=at, distinct=len(visited), generated=generated,
+                              depth=depth, seconds=earlier + time.perf_counter() - start, reached=dict(reached),
+                              frontiers=[name], worker_generated=[0], worker_counts=[counts]))
 
-        while outcome == OK and frontier:
+    try:
+        cp = run.resumed
+        if cp is not None:
+            if cp.workers != 1:
+                raise CheckpointError(f"--resume {run.path}: its run had {cp.workers} workers; resume it with"
+                                      f" --workers {cp.workers}")
+            visited = FPSet(cp.distinct)
+            links.load_into(visited, cp.level + 1)
+            if len(visited) != cp.distinct:
+                raise CheckpointError(f"--resume {run.path}: the link files hold {len(visited):,} states, its"
+                                      f" checkpoint {cp.distinct:,}: the directory is damaged")
+            generated, depth, earlier = cp.generated, cp.depth, cp.seconds
+            base_counts = dict(cp.worker_counts[0]) if cp.worker_counts else {}
+            reached.update(cp.reached)
+            pending[:] = [item for item in pending if item[0] not in reached]
+            frontier = Frontier.load(run.path / cp.frontiers[0])
+            level = cp.level
+        else:
+            visited = FPSet()
+            for s in initial_states(model, reduce):
+                generated += 1
+                fp = fp_of(s)
+                if fp in visited:
+                    continue
+                if len(visited) == limit:
+                    outcome = INCOMPLETE
+                    break
+                visited.add(fp)
+                links.add(0, fp, 0)
+                for name, pred in always_props:
+                    if not pred(s):
+                        outcome, bad_fp, bad_name = VIOLATION, fp, name
+                        break
+                if outcome != OK:
+                    break
+                if pending:
+                    check_sometimes(s, 0)
+                frontier.append((s, fp))
+            if outcome == OK and run.due():
+                checkpoint(frontier, 0)
+
+        while outcome == OK and len(frontier):
             gc.freeze()  # earlier levels stay alive: keep the cyclic collector from walking them
-            next_level = []
-            next_fps = []
-            append_state = next_level.append
-            append_fp = next_fps.append
-            level = depth + 1
+            level += 1
+            next_level = new_frontier(level)
+            append = next_level.append
             index = 0
-            for s in frontier:
-                pfp = frontier_fps[index]
+            for s, pfp in frontier:
                 index += 1
                 expanded += 1
                 for a in actions(s):
@@ -231,12 +310,13 @@ def explore(
                     kind = a.__class__
                     type_counts[kind] = type_counts.get(kind, 0) + 1
                     fp = fp_of(t)
-                    if fp in parents:
+                    if fp in visited:
                         continue
-                    if len(parents) == limit:
+                    if len(visited) == limit:
                         outcome = INCOMPLETE
                         break
-                    parents[fp] = pfp
+                    visited.add(fp)
+                    links.add(level, fp, pfp)
                     for name, pred in always_props:
                         if not pred(t):
                             outcome, bad_fp, bad_name = VIOLATION, fp, name
@@ -245,8 +325,7 @@ def explore(
                         break
                     if pending:
                         check_sometimes(t, level)
-                    append_state(t)
-                    append_fp(fp)
+                    append((t, fp))
                 if outcome != OK:
                     break
                 if not expanded & 0x3FF:
@@ -256,31 +335,37 @@ def explore(
                         if now >= next_report:
                             next_report = now + every
                             queue = len(frontier) - index + len(next_level)
-                            progress(Progress(len(parents), generated, depth, queue, now - start))
-            if next_level or outcome == VIOLATION:
+                            progress(Progress(len(visited), generated, depth, queue, earlier + now - start))
+            if len(next_level) or outcome == VIOLATION:
                 depth = level
             if outcome != OK:
                 break
-            frontier, frontier_fps = next_level, next_fps
-            next_level, next_fps = [], []
+            frontier.close()
+            frontier = next_level
+            if len(frontier) and run.due():
+                checkpoint(frontier, level)
     except KeyboardInterrupt:
         outcome, interrupted = INCOMPLETE, True
-        if next_level:  # interrupted within a level: its states were discovered
+        if len(next_level) and level > depth:  # interrupted within a level: its states were discovered
             depth = level
 
-    seconds = time.perf_counter() - start
+    seconds = earlier + time.perf_counter() - start
     counts = {kind: 0 for kind in model.action_kinds}
+    for k, n in base_counts.items():
+        counts[k] = counts.get(k, 0) + n
     for kind_type, n in type_counts.items():
         counts[kind_type.__name__] = counts.get(kind_type.__name__, 0) + n
     violation = None
     if outcome == VIOLATION:
         assert bad_fp is not None
-        violation = violation_report(model, bad_name, parents, bad_fp, reduce=reduce)
+        violation = violation_report(model, bad_name, links.chain(bad_fp, level), fp_of, reduce)
     queue = 0 if outcome == OK else max(len(frontier) - index, 0) + len(next_level)
+    frontier.close()
+    next_level.close()
     never_enabled, disabled = coverage(model, counts)
     return Result(
         result=outcome,
-        distinct_states=len(parents),
+        distinct_states=len(visited) if visited is not None else 0,
         states_generated=generated,
         depth=depth,
         seconds=seconds,
@@ -294,34 +379,31 @@ def explore(
         queue=queue,
         reached=reached,
         reduction=reduction_text(model, reduce),
-        digest=sum(parents) % (1 << 64) if outcome == OK else None,
+        digest=visited.digest if outcome == OK else None,
+        visited_bytes=visited.nbytes if visited is not None else 0,
     )
 
 
-def violation_report(model: Model, invariant: str, parents: dict[int, Optional[int]], last_fp: int,
+def violation_report(model: Model, invariant: str, chain: list[int],
                      fp_of: Callable[[Any], int] | None = None, reduce: bool = True) -> dict[str, Any]:
-    """`Result.violation`: the broken invariant, its description and a shortest trace to `last_fp`."""
+    """`Result.violation`: the broken invariant, its description and the trace along `chain`."""
     descriptions = {p.name: p.description for p in model.properties}
     return {"invariant": invariant, "description": descriptions.get(invariant, ""),
-            "trace": trace_to(model, parents, last_fp, fp_of, reduce)}
+            "trace": trace_to(model, chain, fp_of, reduce)}
 
 
-def trace_to(model: Model, parents: dict[int, Optional[int]], last_fp: int,
-             fp_of: Callable[[Any], int] | None = None, reduce: bool = True) -> list[tuple[Any, Any]]:
-    """A shortest path from an initial state to `last_fp`: re-expand each state on the parent chain
-    and pick the first action (in `actions` order) whose successor has the next fingerprint.
-    `fp_of` is the fingerprint the search used (default: `state_fingerprint(model)`)."""
-    chain: deque[int] = deque()
-    fp: Optional[int] = last_fp
-    while fp is not None:
-        chain.appendleft(fp)
-        fp = parents[fp]
-    first = chain.popleft()
-    fp_of = fp_of or state_fingerprint(model)
+def trace_to(model: Model, chain: list[int], fp_of: Callable[[Any], int] | None = None,
+             reduce: bool = True) -> list[tuple[Any, Any]]:
+    """The path through the fingerprints of `chain` (an initial state's first, as
+    `ParentLinks.chain` gives them): re-expand each state and pick the first action (in `actions`
+    order) whose successor has the next fingerprint. `fp_of` is the fingerprint the search used
+    (default: `masked_fingerprint(model)`)."""
+    fp_of = fp_of or masked_fingerprint(model)
     step = successor_function(model, reduce)
+    first, rest = chain[0], chain[1:]
     state = next(s for s in initial_states(model, reduce) if fp_of(s) == first)
     trace: list[tuple[Any, Any]] = [(None, state)]
-    for wanted in chain:
+    for wanted in rest:
         for a in model.actions(state):
             t = step(state, a)
             if t is not None and fp_of(t) == wanted:

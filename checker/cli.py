@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import sys
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TextIO
 
@@ -169,10 +170,24 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 (result 'vacuous') if a sometimes-property is unreached or an action never enabled")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    parser.add_argument("--workers", type=process_count, metavar="N", default=default_workers(),
-                        help="processes that explore in parallel (default: the cores available, at most 4)")
+    parser.add_argument("--workers", type=process_count, metavar="N", default=None,
+                        help="processes that explore in parallel (default: the cores available, at most 4;"
+                             " with --resume, the run's own)")
     parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                         help="stop the whole run after SECONDS, as Ctrl-C does: partial result, exit 3")
+    runs = parser.add_mutually_exclusive_group()
+    runs.add_argument("--run-dir", metavar="DIR",
+                      help="keep the search's files in DIR (a new or empty directory) and checkpoint it between"
+                           " levels, so that an interrupted run can go on with --resume DIR (docs/performance.md)")
+    runs.add_argument("--resume", metavar="DIR",
+                      help="go on with the run in DIR from its last checkpoint, with its configuration;"
+                           " it ends as the uninterrupted run would")
+    parser.add_argument("--checkpoint-every", type=positive_seconds, metavar="SECONDS", default=60.0,
+                        help="with --run-dir or --resume: checkpoint at the end of a level once SECONDS have"
+                             " passed since the last one (default 60)")
+    parser.add_argument("--memory-states", type=_positive_int, metavar="N", default=MEMORY_STATES,
+                        help="states of one BFS level that each worker keeps in memory; the rest wait on disk"
+                             f" (default {MEMORY_STATES:,})")
     parser.add_argument("--no-reduce", dest="reduce", action="store_false",
                         help="explore every state the model's actions give, without its stutter reduction"
                              " (see docs/cli.md)")
@@ -192,6 +207,7 @@ def _variant_note(rc: RunConfig, result: str) -> str:
             f" not on {rc.preset}: try --preset {declared.preset}")
 
 
+MEMORY_STATES = 1_000_000  # a level's queue per worker past which states wait on disk: a few hundred MB
 LIVENESS_MAX_STATES = 1_000_000  # the pass keeps its whole graph: a few minutes and a few hundred MB
 
 
@@ -344,7 +360,31 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
     return "\n".join(lines)
 
 
+def _resumed_config(args: argparse.Namespace) -> None:
+    """`--resume DIR` with no configuration options: take the run's own (model, variant, preset,
+    configuration, invariants, reduction and workers) from its checkpoint."""
+    from checker import checkpoint
+
+    cp = checkpoint.read(Path(args.resume)) if Path(args.resume).is_dir() else None
+    if cp is None:
+        return  # explore says what is wrong with the directory
+    ident = cp.identity
+    if not (args.config_file or args.model or args.variant or args.preset or args.overrides):
+        args.model, args.variant, args.preset = ident.get("model"), ident.get("variant"), ident.get("preset")
+        args.overrides = [f"{k}={json.dumps(v)}" for k, v in ident.get("config", {}).items()]
+    if not args.invariants:
+        args.invariants = list(ident.get("selected", []))
+    if args.reduce and ident.get("reduce") is False:
+        args.reduce = False
+    if args.workers is None:
+        args.workers = cp.workers
+
+
 def _run_check(args: argparse.Namespace) -> int:
+    if args.resume:
+        _resumed_config(args)
+    if args.workers is None:
+        args.workers = default_workers()
     rc = run_config(args)
     if args.trace_out:
         check_file("--trace-out", args.trace_out)
@@ -352,7 +392,15 @@ def _run_check(args: argparse.Namespace) -> int:
         check_file("--html", args.html)
     model = select_invariants(rc.build(), args.invariants)
     progress = None if args.quiet else _progress_printer(sys.stderr)
-    r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers, reduce=args.reduce)
+    run_dir = args.run_dir or args.resume
+    identity = {"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config),
+                "selected": sorted(args.invariants)}
+    r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers, reduce=args.reduce,
+                run_dir=run_dir, resume=bool(args.resume), identity=identity,
+                checkpoint_every=args.checkpoint_every, keep=args.memory_states)
+    if run_dir and r.interrupted:
+        print(f"kcheck: the run can go on from its last checkpoint: kcheck check --resume {run_dir}",
+              file=sys.stderr, flush=True)
 
     live, skipped = _liveness_pass(args, model, r)
     result = r.result

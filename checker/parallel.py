@@ -25,15 +25,21 @@ import signal
 import time
 import traceback
 from array import array
+from dataclasses import dataclass
+from itertools import islice
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any, Callable, Optional
 
+from checker import checkpoint as checkpoint_mod
 from checker import stop
-from checker.bfs import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_states, reduction_text,
-                         state_fingerprint, successor_function, violation_report)
+from checker.bfs import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_states, masked_fingerprint,
+                         reduction_text, successor_function, violation_report)
+from checker.checkpoint import Checkpoint, CheckpointError, RunDir
+from checker.frontier import UNLIMITED, Frontier
+from checker.visited import FPSet
 from model.interface import Model
 
-MASK = (1 << 64) - 1
 CHUNK = 2048  # frontier states per message: large enough to amortise a round trip
 
 
@@ -51,50 +57,83 @@ def explore_parallel(
     progress_every: float = 5.0,
     chunk: int = CHUNK,
     reduce: bool = True,
+    run_dir: str | Path | None = None,
+    resume: bool = False,
+    identity: dict[str, Any] | None = None,
+    checkpoint_every: float = 60.0,
+    keep: int | None = None,
 ) -> Result:
     """`bfs.explore` on `workers` processes; the same result apart from seconds."""
-    raw_fp = state_fingerprint(model)
+    run = RunDir(None if run_dir is None else Path(run_dir), resume, identity, checkpoint_every)
+    try:
+        return _explore_parallel(model, run, workers, max_states, progress, progress_every, chunk, reduce, keep)
+    finally:
+        run.close()
 
-    def fp_of(s: Any) -> int:
-        return raw_fp(s) & MASK
 
+def _explore_parallel(model: Model, run: RunDir, workers: int, max_states: int | None,
+                      progress: Callable[[Progress], None] | None, progress_every: float, chunk: int,
+                      reduce: bool, keep: int | None) -> Result:
+    fp_of = masked_fingerprint(model)
     always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
     sometimes_names = [p.name for p in model.properties if p.kind == "sometimes"]
     reached: dict[str, int] = {}
-    parents: dict[int, Optional[int]] = {}
     limit = max_states if max_states is not None else -1
     start = time.perf_counter()
+    earlier = 0.0
     outcome = OK
     bad_fp: Optional[int] = None
     bad_name = ""
+    bad_level = 0
     generated = 0
     interrupted = False
-
-    # Level 0 in the coordinator, dealt round-robin to the workers.
-    shares: list[list[tuple[Any, int]]] = [[] for _ in range(workers)]
-    count = 0
-    for s in initial_states(model, reduce):
-        generated += 1
-        fp = fp_of(s)
-        if fp in parents:
-            continue
-        if len(parents) == limit:
-            outcome = INCOMPLETE
-            break
-        parents[fp] = None
-        bad = next((name for name, pred in always_props if not pred(s)), None)
-        if bad is not None:
-            outcome, bad_fp, bad_name = VIOLATION, fp, bad
-            break
-        for p in model.properties:
-            if p.kind == "sometimes" and p.name not in reached and p.predicate(s):
-                reached[p.name] = 0
-        shares[count % workers].append((s, fp))
-        count += 1
-
+    links = run.links
     worker_generated = [0] * workers
     worker_counts: list[dict[str, int]] = [{} for _ in range(workers)]
     depth = 0
+    level = 0
+
+    # Level 0 in the coordinator, dealt round-robin to the workers; or the checkpoint's queues.
+    shares: list[Any] = [[] for _ in range(workers)]
+    count = 0
+    cp = run.resumed
+    if cp is not None:
+        if cp.workers != workers:
+            raise CheckpointError(f"--resume {run.path}: its run had {cp.workers} workers; resume it with"
+                                  f" --workers {cp.workers}")
+        visited = FPSet(cp.distinct)
+        links.load_into(visited, cp.level + 1)
+        if len(visited) != cp.distinct:
+            raise CheckpointError(f"--resume {run.path}: the link files hold {len(visited):,} states, its"
+                                  f" checkpoint {cp.distinct:,}: the directory is damaged")
+        generated, depth, earlier, level = cp.generated, cp.depth, cp.seconds, cp.level
+        worker_generated = list(cp.worker_generated)
+        worker_counts = [dict(c) for c in cp.worker_counts]
+        reached.update(cp.reached)
+        shares = [run.path / name for name in cp.frontiers]
+        count = 1
+    else:
+        visited = FPSet()
+        for s in initial_states(model, reduce):
+            generated += 1
+            fp = fp_of(s)
+            if fp in visited:
+                continue
+            if len(visited) == limit:
+                outcome = INCOMPLETE
+                break
+            visited.add(fp)
+            links.add(0, fp, 0)
+            bad = next((name for name, pred in always_props if not pred(s)), None)
+            if bad is not None:
+                outcome, bad_fp, bad_name = VIOLATION, fp, bad
+                break
+            for p in model.properties:
+                if p.kind == "sometimes" and p.name not in reached and p.predicate(s):
+                    reached[p.name] = 0
+            shares[count % workers].append((s, fp))
+            count += 1
+
     queue = 0
     conns: list[Connection] = []
     procs: list[Any] = []
@@ -105,22 +144,25 @@ def explore_parallel(
             # The fork copies the coordinator's ends of this and earlier pipes; the worker closes
             # them, else it never sees end of file when the coordinator dies.
             foreign = (*conns, parent_end)
-            proc = ctx.Process(target=_worker, args=(model, child_end, shares[w], fp_of, chunk, reduce),
+            start_with = _Start(shares[w], run.path, keep, worker_generated[w], worker_counts[w], set(reached))
+            proc = ctx.Process(target=_worker, args=(model, child_end, start_with, fp_of, chunk, reduce, w),
                                kwargs={"foreign": foreign, "parent": os.getpid()}, daemon=True)
             proc.start()
             child_end.close()
             conns.append(parent_end)
             procs.append(proc)
         shares = []
+        if cp is None and run.due():
+            _checkpoint(run, conns, 0, visited, generated, depth, earlier + time.perf_counter() - start, reached,
+                        worker_generated, worker_counts)
     every = max(progress_every, 0.0)
     next_report = start + every
     try:
-        level = 0
         while outcome == OK and conns:
             level += 1
-            # Earlier levels and the fingerprint dict stay alive: move them out of the cyclic
-            # collector's sight (reference counting still frees them), so full collections no
-            # longer walk millions of states. The search creates no cycles.
+            # Earlier levels stay alive: move them out of the cyclic collector's sight
+            # (reference counting still frees them), so full collections no longer walk
+            # millions of states. The search creates no cycles.
             gc.freeze()
             for c in conns:
                 c.send(("level", level))
@@ -140,47 +182,42 @@ def explore_parallel(
                         if name not in reached or at < reached[name]:
                             reached[name] = at
                     if violation is not None and outcome == OK:
-                        outcome, bad_fp, bad_name = VIOLATION, violation[0], violation[1]
+                        outcome, bad_fp, bad_name, bad_level = VIOLATION, violation[0], violation[1], level
                         depth = level
                     if kind == "done":
                         active.remove(w)
                         continue
                     if outcome != OK:
                         continue  # the worker waits for an answer that will not come; it is stopped below
-                    fps = array("Q")
-                    fps.frombytes(fps_bytes)
-                    pfps = array("Q")
-                    pfps.frombytes(pfps_bytes)
-                    mask = bytearray(len(fps))
-                    for j, fp in enumerate(fps):
-                        if fp in parents:
-                            continue
-                        if len(parents) == limit:
-                            outcome = INCOMPLETE
-                            break
-                        parents[fp] = pfps[j]
-                        mask[j] = 1
-                        new_in_level += 1
-                    if outcome == OK:
-                        conns[w].send_bytes(bytes(mask))
-                    if new_in_level:
+                    mask, pairs, full = visited.insert_batch(fps_bytes, pfps_bytes,
+                                                             limit - len(visited) if limit >= 0 else -1)
+                    links.add_pairs(level, pairs)
+                    if full:
+                        outcome = INCOMPLETE
+                        break
+                    conns[w].send_bytes(mask)
+                    if pairs:
+                        new_in_level += len(pairs) // 16
                         depth = level
                     if progress is not None:
                         now = time.perf_counter()
                         if now >= next_report:
                             next_report = now + every
-                            progress(Progress(len(parents), generated + sum(worker_generated), depth,
-                                              sum(remaining), now - start))
+                            progress(Progress(len(visited), generated + sum(worker_generated), depth,
+                                              sum(remaining), earlier + now - start))
             queue = sum(remaining)
             if outcome == OK and not new_in_level:
                 break  # the last level found nothing new: the space is exhausted
             if outcome == OK:
                 _balance(conns, remaining)
+                if run.due():
+                    _checkpoint(run, conns, level, visited, generated, depth, earlier + time.perf_counter() - start,
+                                reached, worker_generated, worker_counts)
     except KeyboardInterrupt:
         outcome, interrupted = INCOMPLETE, True
     finally:
         _stop(conns, procs, graceful=outcome == OK and not interrupted)
-    seconds = time.perf_counter() - start
+    seconds = earlier + time.perf_counter() - start
 
     counts = {kind: 0 for kind in model.action_kinds}
     for wc in worker_counts:
@@ -190,10 +227,10 @@ def explore_parallel(
     violation = None
     if outcome == VIOLATION:
         assert bad_fp is not None
-        violation = violation_report(model, bad_name, parents, bad_fp, fp_of, reduce)
+        violation = violation_report(model, bad_name, links.chain(bad_fp, bad_level), fp_of, reduce)
     return Result(
         result=outcome,
-        distinct_states=len(parents),
+        distinct_states=len(visited),
         states_generated=generated + sum(worker_generated),
         depth=depth,
         seconds=seconds,
@@ -208,7 +245,25 @@ def explore_parallel(
         reached=reached,
         workers=workers,
         reduction=reduction_text(model, reduce),
+        digest=visited.digest if outcome == OK else None,
+        visited_bytes=visited.nbytes,
     )
+
+
+def _checkpoint(run: RunDir, conns: list[Connection], level: int, visited: Any, generated: int, depth: int,
+                seconds: float, reached: dict[str, int], worker_generated: list[int],
+                worker_counts: list[dict[str, int]]) -> None:
+    """Between two levels: every worker saves its queue, then the checkpoint names the files."""
+    names = [checkpoint_mod.frontier_name(level, w) for w in range(len(conns))]
+    for c, name in zip(conns, names):
+        c.send(("save", str(run.path / name)))
+    for c in conns:
+        reply = c.recv()
+        if reply[0] == "error":
+            raise RuntimeError(f"a worker failed:\n{reply[1]}")
+    run.commit(Checkpoint(identity=run.identity, level=level, distinct=len(visited), generated=generated,
+                          depth=depth, seconds=seconds, reached=dict(reached), frontiers=names,
+                          worker_generated=list(worker_generated), worker_counts=[dict(c) for c in worker_counts]))
 
 
 def _balance(conns: list[Connection], sizes: list[int]) -> None:
@@ -268,9 +323,21 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-def _worker(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
-            fp_of: Callable[[Any], int], chunk: int, reduce: bool,
-            foreign: tuple[Connection, ...] = (), parent: int | None = None) -> None:
+@dataclass
+class _Start:
+    """What a worker starts from: its share of level 0 (or the file of its saved queue), where to
+    spill, how many states to keep in memory, and its counts and reached properties so far."""
+
+    share: Any  # list of (state, fingerprint), or the Path of a saved frontier
+    run_path: Path
+    keep: Optional[int]
+    generated: int
+    counts: dict[str, int]
+    reached: set[str]
+
+
+def _worker(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], int], chunk: int, reduce: bool,
+            index: int, foreign: tuple[Connection, ...] = (), parent: int | None = None) -> None:
     """One worker: expand its part of each level, chunk by chunk, as the coordinator directs."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C and stops us
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the CLI's handler: the coordinator reports
@@ -279,40 +346,58 @@ def _worker(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
     if parent is not None:
         _die_with_parent(parent)
     try:
-        _work(model, conn, frontier, fp_of, chunk, reduce)
+        _work(model, conn, start, fp_of, chunk, reduce, index)
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
     except Exception:  # noqa: BLE001 - a model bug: hand the traceback to the coordinator
         conn.send(("error", traceback.format_exc()))
 
 
-def _work(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
-          fp_of: Callable[[Any], int], chunk: int, reduce: bool) -> None:
+def _work(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], int], chunk: int,
+          reduce: bool, index: int) -> None:
     actions = model.actions
     next_state = successor_function(model, reduce)
     always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
-    pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
+    pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes" and p.name not in start.reached]
     type_counts: dict[type, int] = {}
-    generated = 0
+    generated = start.generated
+    keep = UNLIMITED if start.keep is None else max(1, start.keep)
+
+    def new_frontier(level: int) -> Frontier:
+        spill = start.run_path / f"spill-{level:04d}-{index}.bin" if start.keep is not None else None
+        return Frontier(spill, keep)
+
+    if isinstance(start.share, Path):
+        frontier = Frontier.load(start.share)
+    else:
+        frontier = new_frontier(0)
+        frontier.extend(start.share)
+    start.share = None
 
     def counts() -> dict[str, int]:
-        return {k.__name__: n for k, n in type_counts.items()}
+        out = dict(start.counts)
+        for k, n in type_counts.items():
+            out[k.__name__] = out.get(k.__name__, 0) + n
+        return out
 
     while True:
         cmd = conn.recv()
         if cmd[0] == "stop":
+            frontier.close()
             return
         if cmd[0] == "give":  # hand the last n states of the next level over, for balance
-            n = cmd[1]
-            conn.send_bytes(pickle.dumps(frontier[len(frontier) - n:], protocol=pickle.HIGHEST_PROTOCOL))
-            del frontier[len(frontier) - n:]
+            conn.send_bytes(pickle.dumps(frontier.pop_last(cmd[1]), protocol=pickle.HIGHEST_PROTOCOL))
             continue
         if cmd[0] == "take":
             frontier.extend(pickle.loads(conn.recv_bytes()))
             continue
+        if cmd[0] == "save":  # a checkpoint: write the queue to the file named
+            frontier.save(Path(cmd[1]))
+            conn.send(("saved",))
+            continue
         level = cmd[1]
         gc.freeze()  # as in the coordinator: earlier levels out of the cyclic collector's sight
-        next_frontier: list[tuple[Any, int]] = []
+        next_frontier = new_frontier(level)
         violation: Optional[tuple[int, str]] = None
         newly: list[tuple[str, int]] = []
         waiting: Optional[tuple[list[Any], array]] = None  # the chunk sent whose answer is still due
@@ -336,10 +421,11 @@ def _work(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
                         pending.remove(item)
                 next_frontier.append((t, fp))
 
-        begin = 0
+        items = iter(frontier)
+        left_here = len(frontier)
         while True:
-            batch = frontier[begin:begin + chunk]
-            begin += len(batch)
+            batch = list(islice(items, chunk))
+            left_here -= len(batch)
             if not batch:
                 if waiting is not None:
                     take_answer(*waiting)
@@ -364,7 +450,7 @@ def _work(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
                     fps.append(fp)
                     pfps.append(pfp)
                     states.append(t)
-            left = len(frontier) - begin + len(next_frontier)
+            left = left_here + len(next_frontier)
             # Pipelined: this chunk goes out before the previous chunk's answer is read, so the
             # worker expands while the coordinator answers; the coordinator's order is unchanged.
             conn.send(("chunk", fps.tobytes(), pfps.tobytes(), violation, newly, generated, counts(), left))
@@ -372,4 +458,5 @@ def _work(model: Model, conn: Connection, frontier: list[tuple[Any, int]],
             if waiting is not None:
                 take_answer(*waiting)
             waiting = (states, fps)
+        frontier.close()
         frontier = next_frontier

@@ -22,6 +22,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from checker.bfs import state_fingerprint  # the model's own (process-stable) one, else blake2b-8 of encode()
@@ -622,7 +623,12 @@ def code_digest(module: str) -> str:
     digest = hashlib.sha256()
     for name in names:
         spec = importlib.util.find_spec(name)
-        source = spec.loader.get_source(name) if spec is not None and spec.loader is not None else None  # type: ignore[attr-defined]
+        get_source = getattr(spec.loader, "get_source", None) if spec is not None else None
+        if get_source is not None:
+            source = get_source(name)
+        else:  # e.g. pytest's rewriting loader for a model under tests/
+            origin = spec.origin if spec is not None else None
+            source = Path(origin).read_text() if origin and Path(origin).is_file() else None
         digest.update(name.encode() + b"\0" + (source or "").encode() + b"\0")
     return digest.hexdigest()
 
