@@ -203,6 +203,24 @@ static PyObject *FPSet_add_pairs(FPSet *self, PyObject *arg) {
     return PyLong_FromSsize_t(added);
 }
 
+/* add_fps(buffer) -> int: add every native uint64 fingerprint of a buffer; returns how many were new. */
+static PyObject *FPSet_add_fps(FPSet *self, PyObject *arg) {
+    Py_buffer buf;
+    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0) return NULL;
+    const uint64_t *v = buf.buf;
+    Py_ssize_t n = buf.len / 8, added = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int r = add_one(self, v[j]);
+        if (r < 0) {
+            PyBuffer_Release(&buf);
+            return NULL;
+        }
+        added += r;
+    }
+    PyBuffer_Release(&buf);
+    return PyLong_FromSsize_t(added);
+}
+
 static PyObject *FPSet_digest(FPSet *self, void *closure) {
     return PyLong_FromUnsignedLongLong(self->sum);
 }
@@ -216,6 +234,7 @@ static PyMethodDef FPSet_methods[] = {
     {"insert_batch", (PyCFunction)FPSet_insert_batch, METH_VARARGS,
      "insert_batch(fps, pfps, room) -> (mask, pairs, full)"},
     {"add_pairs", (PyCFunction)FPSet_add_pairs, METH_O, "add_pairs(buffer) -> fingerprints added"},
+    {"add_fps", (PyCFunction)FPSet_add_fps, METH_O, "add_fps(buffer) -> fingerprints added"},
     {NULL, NULL, 0, NULL},
 };
 

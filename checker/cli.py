@@ -188,6 +188,13 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-states", type=_positive_int, metavar="N", default=MEMORY_STATES,
                         help="states of one BFS level that each worker keeps in memory; the rest wait on disk"
                              f" (default {MEMORY_STATES:,})")
+    parser.add_argument("--engine", choices=("local", "spark"), default="local",
+                        help="local (default: forked worker processes) or spark: the search level by level on"
+                             " a Spark cluster (docs/performance.md)")
+    parser.add_argument("--master", metavar="URL",
+                        help="spark engine: local[*] (default) or spark://host:port")
+    parser.add_argument("--partitions", type=_positive_int, metavar="P",
+                        help="spark engine: partitions of the fingerprint space (default 4 x the default parallelism)")
     parser.add_argument("--no-reduce", dest="reduce", action="store_false",
                         help="explore every state the model's actions give, without its stutter reduction"
                              " (see docs/cli.md)")
@@ -380,10 +387,46 @@ def _resumed_config(args: argparse.Namespace) -> None:
         args.workers = cp.workers
 
 
+def _check_engine_options(args: argparse.Namespace) -> None:
+    if args.engine == "local":
+        for option, value in (("--master", args.master), ("--partitions", args.partitions)):
+            if value is not None:
+                raise ConfigError(f"{option} needs --engine spark")
+    else:
+        for option, value in (("--resume", args.resume), ("--workers", args.workers)):
+            if value is not None:
+                raise ConfigError(f"{option} is for --engine local" + ("; with spark use --partitions"
+                                                                      if option == "--workers" else ""))
+
+
+def _explore_on_spark(args: argparse.Namespace, rc: RunConfig, progress: Callable[[Progress], None] | None) -> Result:
+    """The search on Spark (checker/spark_bfs.py), in a session started for it or the active one."""
+    from checker.spark_bfs import explore_spark
+    from checker.spark_engine import SparkUnavailable, _active_context, default_log_path, spark_session
+    from checker.walks import ModelSpec
+
+    spec = ModelSpec.of(rc.model, rc.config, rc.variant, args.invariants)
+    try:
+        owned = _active_context() is None
+        session = spark_session(args.master, app_name="kcheck-check")
+        if not args.quiet and owned:
+            print(f"kcheck: check: Spark {session.version} on {session.sparkContext.master}; JVM log in"
+                  f" {default_log_path()}", file=sys.stderr, flush=True)
+        try:
+            return explore_spark(session.sparkContext, spec, max_states=args.max_states, partitions=args.partitions,
+                                 run_dir=args.run_dir, reduce=args.reduce, progress=progress)
+        finally:
+            if owned:
+                session.stop()
+    except SparkUnavailable as e:
+        raise ConfigError(str(e)) from None
+
+
 def _run_check(args: argparse.Namespace) -> int:
+    _check_engine_options(args)
     if args.resume:
         _resumed_config(args)
-    if args.workers is None:
+    if args.workers is None and args.engine == "local":
         args.workers = default_workers()
     rc = run_config(args)
     if args.trace_out:
@@ -395,9 +438,12 @@ def _run_check(args: argparse.Namespace) -> int:
     run_dir = args.run_dir or args.resume
     identity = {"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config),
                 "selected": sorted(args.invariants)}
-    r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers, reduce=args.reduce,
-                run_dir=run_dir, resume=bool(args.resume), identity=identity,
-                checkpoint_every=args.checkpoint_every, keep=args.memory_states)
+    if args.engine == "spark":
+        r = _explore_on_spark(args, rc, progress)
+    else:
+        r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers, reduce=args.reduce,
+                    run_dir=run_dir, resume=bool(args.resume), identity=identity,
+                    checkpoint_every=args.checkpoint_every, keep=args.memory_states)
     if run_dir and r.interrupted:
         print(f"kcheck: the run can go on from its last checkpoint: kcheck check --resume {run_dir}",
               file=sys.stderr, flush=True)

@@ -58,6 +58,11 @@ class PyFPSet:
         v.frombytes(bytes(buffer))
         return sum(self.add(fp) for fp in v[::2])
 
+    def add_fps(self, buffer: Any) -> int:
+        v = array("Q")
+        v.frombytes(bytes(buffer))
+        return sum(self.add(fp) for fp in v)
+
     @property
     def nbytes(self) -> int:
         return len(self._fps) * 60

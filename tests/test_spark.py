@@ -127,7 +127,7 @@ def _listening(port: int) -> bool:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """A Master and one Worker (1 core, 1g) on 127.0.0.1; yields the master URL."""
+    """A Master and two Workers (1 core, 1g each) on 127.0.0.1; yields the master URL."""
     from pyspark.find_spark_home import _find_spark_home
 
     spark_class = Path(_find_spark_home()) / "bin" / "spark-class"
@@ -148,9 +148,11 @@ def cluster(tmp_path_factory):
         start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
               "--webui-port", str(_free_port()))
         _wait_for(lambda: _listening(port), 60, f"the Spark master on port {port}")
-        start("worker", "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
-              "--memory", "1g", "--webui-port", str(_free_port()), "--work-dir", str(tmp / "work"))
-        _wait_for(lambda: b"Registering worker" in (tmp / "master.log").read_bytes(), 60, "the worker to register")
+        for w in range(2):
+            start(f"worker{w}", "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
+                  "--memory", "1g", "--webui-port", str(_free_port()), "--work-dir", str(tmp / f"work{w}"))
+        _wait_for(lambda: (tmp / "master.log").read_bytes().count(b"Registering worker") >= 2, 60,
+                  "the two workers to register")
         yield url
     finally:
         for p in reversed(procs):
@@ -194,4 +196,96 @@ def test_standalone_cluster_gives_the_local_result(cluster, tmp_path: Path, caps
     assert remote["where"] == f"spark ({cluster})"
     for key in ("violations", "action_counts", "depth_histogram", "sometimes_reached", "distinct_states",
                 "steps", "outcomes"):
+        assert remote[key] == local[key], key
+
+
+# --- exhaustive search on Spark (kcheck check --engine spark) -------------------------------------
+
+
+def _figures(r) -> tuple:
+    trace = None if r.violation is None else [(repr(a), s) for a, s in r.violation["trace"]]
+    return (r.result, r.depth, r.reached, r.unreached, r.never_enabled, r.violation and r.violation["invariant"],
+            trace)
+
+
+@pytest.mark.parametrize("name,variant", [("kraft", "kafka-4.1"), ("replication", "hw-without-maximal-isr")])
+def test_the_spark_search_finds_what_the_local_one_finds(spark, name: str, variant: str, tmp_path: Path) -> None:
+    from checker.bfs import explore
+    from checker.config import load_config
+    from checker.spark_bfs import explore_spark
+    from checker.walks import ModelSpec
+
+    rc = load_config(model=name, variant=variant, preset="smoke")
+    local = explore(rc.build())
+    spec = ModelSpec.of(rc.model, rc.config, rc.variant)
+    on_spark = explore_spark(spark.sparkContext, spec, partitions=3, run_dir=tmp_path / "run")
+    assert _figures(on_spark) == _figures(local)
+    if local.result == "ok":  # on a violation the search stops within the level, Spark at its end
+        assert (on_spark.distinct_states, on_spark.states_generated, on_spark.action_counts, on_spark.digest) == \
+            (local.distinct_states, local.states_generated, local.action_counts, local.digest)
+        assert len(list((tmp_path / "run").glob("visited-*.bin"))) == 3 * (local.depth + 2)  # levels 0 .. depth, and the last, empty one
+
+
+def test_the_spark_search_does_not_depend_on_the_partition_count(spark) -> None:
+    from checker.config import load_config
+    from checker.spark_bfs import explore_spark
+    from checker.walks import ModelSpec
+
+    rc = load_config(model="kraft", variant="no-pre-vote", preset="smoke")
+    spec = ModelSpec.of(rc.model, rc.config, rc.variant)
+    one, seven = (explore_spark(spark.sparkContext, spec, partitions=p) for p in (1, 7))
+    assert _figures(one) == _figures(seven)
+    assert (one.distinct_states, one.states_generated, one.action_counts) == \
+        (seven.distinct_states, seven.states_generated, seven.action_counts)
+
+
+def test_check_engine_options_are_checked(tmp_path: Path) -> None:
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "checker.cli", "check", "--preset", "smoke", *argv],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+    for argv, message in ((["--master", "local[2]"], "--master needs --engine spark"),
+                          (["--partitions", "3"], "--partitions needs --engine spark"),
+                          (["--engine", "spark", "--workers", "2"], "--workers is for --engine local"),
+                          (["--engine", "spark", "--resume", str(tmp_path)], "--resume is for --engine local")):
+        p = run(*argv)
+        assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, (argv, p.stderr)
+
+
+def test_check_on_a_standalone_cluster_of_two_workers_gives_the_local_result(cluster, tmp_path: Path) -> None:
+    """`kcheck check --engine spark --master spark://...`: the same JSON report as the local engine."""
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER.format(root=str(ROOT)))
+    argv = ["check", "--preset", "smoke", "--variant", "hw-without-maximal-isr", "--json", "--quiet",
+            "--no-liveness"]
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", KCHECK_SPARK_LOG=str(tmp_path / "driver-jvm.log"))
+    p = subprocess.run([sys.executable, str(driver), *argv, "--engine", "spark", "--master", cluster,
+                        "--partitions", "4", "--run-dir", str(tmp_path / "run")],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert p.returncode == 1, p.stderr[-3000:]
+    remote = json.loads(p.stdout)
+    assert remote["workers"] == 2  # the cluster's cores: one on each worker
+    q = subprocess.run([sys.executable, "-m", "checker.cli", *argv, "--workers", "1"], capture_output=True,
+                       text=True, cwd=ROOT, timeout=600)
+    local = json.loads(q.stdout)
+    for key in ("result", "violation", "depth", "unreached", "never_enabled"):
+        assert remote[key] == local[key], key
+
+
+def test_the_spark_command_of_docs_performance_md_runs_as_shown(spark, capsys) -> None:
+    """docs/performance.md's `kcheck check ... --engine spark` on the shared session: the local report."""
+    import shlex
+
+    page = (ROOT / "docs" / "performance.md").read_text()
+    block = page.split("## Exhaustive search on Spark", 1)[1]
+    command = next(line.strip() for line in block.splitlines() if line.strip().startswith("kcheck check"))
+    argv = shlex.split(command)[1:] + ["--json", "--quiet", "--no-liveness"]
+    assert "--engine" in argv
+    code = main(argv)
+    remote = json.loads(capsys.readouterr().out)
+    local_argv = [a for a in argv if a not in ("--engine", "spark", "--partitions", "4")]
+    assert main(local_argv + ["--workers", "1"]) == code == 0
+    local = json.loads(capsys.readouterr().out)
+    for key in ("result", "distinct_states", "states_generated", "depth", "action_counts", "unreached",
+                "never_enabled"):
         assert remote[key] == local[key], key
