@@ -6,6 +6,7 @@
     python bench/bench_check.py --workers 2                      # 2 processes, against 1 process
     python bench/bench_check.py --workers 2 --no-one-process     # 2 processes only
     python bench/bench_check.py --memory-states 100000 --run-dir /tmp/run   # a queue on disk, checkpoints
+    python bench/bench_check.py --set brokers=4 --workers 2 --no-one-process --timeout 900   # as far as 15 min go
 
 Memory: `peak_memory_mb` is this process's peak RSS (the coordinator's, with workers),
 `peak_memory_mb_per_worker` the largest worker's; `bytes_per_state` is their sum over every
@@ -49,6 +50,8 @@ def peak_child_memory_mb() -> float:
 def figures(r: Result) -> dict[str, Any]:
     return {
         "result": r.result,
+        "interrupted": r.interrupted,
+        "queue": r.queue,
         "distinct_states": r.distinct_states,
         "states_generated": r.states_generated,
         "depth": r.depth,
@@ -82,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-states", type=int, help="states of a level each worker keeps in memory")
     parser.add_argument("--run-dir", help="keep the run's files there (a new directory), with checkpoints")
     parser.add_argument("--checkpoint-every", type=float, default=60.0)
+    parser.add_argument("--timeout", type=float, help="stop the search after SECONDS (result incomplete, interrupted)")
     args = parser.parse_args(argv)
 
     registry.MODELS.setdefault("toy", TOY_MODULE)
@@ -92,6 +96,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_check: error: {e}", file=sys.stderr)
         return 2
 
+    if args.timeout:
+        import signal
+
+        def expire(signum: int, frame: Any) -> None:
+            from checker import stop
+
+            stop.request(KeyboardInterrupt)
+
+        signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, args.timeout)
     baseline = toy_baseline(args.toy_k) if args.baseline == "toy" else None
     one = explore(model, max_states=args.max_states) if args.workers > 1 and args.one_process else None
     r = explore(model, max_states=args.max_states, workers=args.workers, keep=args.memory_states,

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 
 from checker import checkpoint as checkpoint_mod
 from checker import stop
-from checker.checkpoint import Checkpoint, CheckpointError, RunDir, run_identity
+from checker.checkpoint import Checkpoint, RunDir, run_identity
 from checker.fingerprint import fingerprint
 from checker.frontier import UNLIMITED, Frontier
 from checker.visited import FPSet
@@ -133,6 +133,42 @@ def state_fingerprint(model: Model) -> Callable[[Any], int]:
         return own  # type: ignore[no-any-return]
     encode = model.encode
     return lambda s: fingerprint(encode(s))
+
+
+@dataclass
+class InitialLevel:
+    """Level 0 of a search: the distinct initial states in order, with their index in
+    `initial_states` and fingerprint, up to the first that breaks an `always` property."""
+
+    states: list[tuple[int, Any, int]]  # (index, state, fingerprint)
+    generated: int
+    outcome: str  # OK, VIOLATION (the last of `states` is not kept: see `bad`) or INCOMPLETE
+    bad: Optional[tuple[int, int, str]] = None  # (index, fingerprint, invariant)
+    reached: list[str] = field(default_factory=list)  # sometimes-properties met at level 0
+
+
+def initial_level(model: Model, reduce: bool, fp_of: Callable[[Any], int], limit: int) -> InitialLevel:
+    """Level 0, as every engine starts: `limit` distinct states at most (-1: no limit)."""
+    always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
+    out = InitialLevel([], 0, OK)
+    seen: set[int] = set()
+    for index, s in enumerate(initial_states(model, reduce)):
+        out.generated += 1
+        fp = fp_of(s)
+        if fp in seen:
+            continue
+        if len(seen) == limit:
+            out.outcome = INCOMPLETE
+            break
+        seen.add(fp)
+        name = next((n for n, pred in always_props if not pred(s)), None)
+        if name is not None:
+            out.outcome, out.bad = VIOLATION, (index, fp, name)
+            break
+        out.reached += [p.name for p in model.properties
+                        if p.kind == "sometimes" and p.name not in out.reached and p.predicate(s)]
+        out.states.append((index, s, fp))
+    return out
 
 
 MASK = (1 << 64) - 1
@@ -255,14 +291,7 @@ def _explore(model: Model, run: RunDir, max_states: int | None, progress: Callab
     try:
         cp = run.resumed
         if cp is not None:
-            if cp.workers != 1:
-                raise CheckpointError(f"--resume {run.path}: its run had {cp.workers} workers; resume it with"
-                                      f" --workers {cp.workers}")
-            visited = FPSet(cp.distinct)
-            links.load_into(visited, cp.level + 1)
-            if len(visited) != cp.distinct:
-                raise CheckpointError(f"--resume {run.path}: the link files hold {len(visited):,} states, its"
-                                      f" checkpoint {cp.distinct:,}: the directory is damaged")
+            visited = run.restore(cp, workers=1)
             generated, depth, earlier = cp.generated, cp.depth, cp.seconds
             base_counts = dict(cp.worker_counts[0]) if cp.worker_counts else {}
             reached.update(cp.reached)
@@ -271,25 +300,18 @@ def _explore(model: Model, run: RunDir, max_states: int | None, progress: Callab
             level = cp.level
         else:
             visited = FPSet()
-            for s in initial_states(model, reduce):
-                generated += 1
-                fp = fp_of(s)
-                if fp in visited:
-                    continue
-                if len(visited) == limit:
-                    outcome = INCOMPLETE
-                    break
+            first = initial_level(model, reduce, fp_of, limit)
+            generated, outcome = first.generated, first.outcome
+            for _, s, fp in first.states:
                 visited.add(fp)
                 links.add(0, fp, 0)
-                for name, pred in always_props:
-                    if not pred(s):
-                        outcome, bad_fp, bad_name = VIOLATION, fp, name
-                        break
-                if outcome != OK:
-                    break
-                if pending:
-                    check_sometimes(s, 0)
                 frontier.append((s, fp))
+            if first.bad is not None:
+                _, bad_fp, bad_name = first.bad
+                visited.add(bad_fp)
+                links.add(0, bad_fp, 0)
+            reached.update({name: 0 for name in first.reached})
+            pending[:] = [item for item in pending if item[0] not in reached]
             if outcome == OK and run.due():
                 checkpoint(frontier, 0)
 

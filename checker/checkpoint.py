@@ -164,6 +164,20 @@ class RunDir:
         self.every = checkpoint_every
         self._last: Optional[float] = None
 
+    def restore(self, cp: Checkpoint, workers: int) -> Any:
+        """The visited set of a resumed search, rebuilt from the link files of levels 0 .. cp.level."""
+        from checker.visited import FPSet
+
+        if cp.workers != workers:
+            raise CheckpointError(f"--resume {self.path}: its run had {cp.workers} workers; resume it with"
+                                  f" --workers {cp.workers}")
+        visited = FPSet(cp.distinct)
+        self.links.load_into(visited, cp.level + 1)
+        if len(visited) != cp.distinct:
+            raise CheckpointError(f"--resume {self.path}: the link files hold {len(visited):,} states, its"
+                                  f" checkpoint {cp.distinct:,}: the directory is damaged")
+        return visited
+
     def spill(self, level: int, worker: int = 0) -> Path:
         return self.path / f"spill-{level:04d}-{worker}.bin"
 

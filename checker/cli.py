@@ -441,9 +441,14 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         r = _explore_on_spark(args, rc, progress)
     else:
-        r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers, reduce=args.reduce,
-                    run_dir=run_dir, resume=bool(args.resume), identity=identity,
-                    checkpoint_every=args.checkpoint_every, keep=args.memory_states)
+        try:
+            r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers,
+                        reduce=args.reduce, run_dir=run_dir, resume=bool(args.resume), identity=identity,
+                        checkpoint_every=args.checkpoint_every, keep=args.memory_states)
+        except OSError as e:  # the run directory (or $TMPDIR) cannot hold the search's files
+            where = f"--run-dir {run_dir}" if run_dir else "the temporary directory ($TMPDIR)"
+            raise ConfigError(f"cannot keep the search's files in {where}: {e.strerror or e}"
+                              + (f" ({e.filename})" if e.filename else "")) from None
     if run_dir and r.interrupted:
         print(f"kcheck: the run can go on from its last checkpoint: kcheck check --resume {run_dir}",
               file=sys.stderr, flush=True)

@@ -33,9 +33,9 @@ from typing import Any, Callable, Optional
 
 from checker import checkpoint as checkpoint_mod
 from checker import stop
-from checker.bfs import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_states, masked_fingerprint,
+from checker.bfs import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, masked_fingerprint,
                          reduction_text, successor_function, violation_report)
-from checker.checkpoint import Checkpoint, CheckpointError, RunDir
+from checker.checkpoint import Checkpoint, RunDir
 from checker.frontier import UNLIMITED, Frontier
 from checker.visited import FPSet
 from model.interface import Model
@@ -75,7 +75,6 @@ def _explore_parallel(model: Model, run: RunDir, workers: int, max_states: int |
                       progress: Callable[[Progress], None] | None, progress_every: float, chunk: int,
                       reduce: bool, keep: int | None) -> Result:
     fp_of = masked_fingerprint(model)
-    always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
     sometimes_names = [p.name for p in model.properties if p.kind == "sometimes"]
     reached: dict[str, int] = {}
     limit = max_states if max_states is not None else -1
@@ -98,14 +97,7 @@ def _explore_parallel(model: Model, run: RunDir, workers: int, max_states: int |
     count = 0
     cp = run.resumed
     if cp is not None:
-        if cp.workers != workers:
-            raise CheckpointError(f"--resume {run.path}: its run had {cp.workers} workers; resume it with"
-                                  f" --workers {cp.workers}")
-        visited = FPSet(cp.distinct)
-        links.load_into(visited, cp.level + 1)
-        if len(visited) != cp.distinct:
-            raise CheckpointError(f"--resume {run.path}: the link files hold {len(visited):,} states, its"
-                                  f" checkpoint {cp.distinct:,}: the directory is damaged")
+        visited = run.restore(cp, workers)
         generated, depth, earlier, level = cp.generated, cp.depth, cp.seconds, cp.level
         worker_generated = list(cp.worker_generated)
         worker_counts = [dict(c) for c in cp.worker_counts]
@@ -114,25 +106,18 @@ def _explore_parallel(model: Model, run: RunDir, workers: int, max_states: int |
         count = 1
     else:
         visited = FPSet()
-        for s in initial_states(model, reduce):
-            generated += 1
-            fp = fp_of(s)
-            if fp in visited:
-                continue
-            if len(visited) == limit:
-                outcome = INCOMPLETE
-                break
+        first = initial_level(model, reduce, fp_of, limit)
+        generated, outcome = first.generated, first.outcome
+        for _, s, fp in first.states:
             visited.add(fp)
             links.add(0, fp, 0)
-            bad = next((name for name, pred in always_props if not pred(s)), None)
-            if bad is not None:
-                outcome, bad_fp, bad_name = VIOLATION, fp, bad
-                break
-            for p in model.properties:
-                if p.kind == "sometimes" and p.name not in reached and p.predicate(s):
-                    reached[p.name] = 0
             shares[count % workers].append((s, fp))
             count += 1
+        if first.bad is not None:
+            _, bad_fp, bad_name = first.bad
+            visited.add(bad_fp)
+            links.add(0, bad_fp, 0)
+        reached.update({name: 0 for name in first.reached})
 
     queue = 0
     conns: list[Connection] = []

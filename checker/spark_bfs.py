@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from checker import stop
-from checker.bfs import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_states, masked_fingerprint
+from checker.bfs import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, initial_states
+from checker.bfs import masked_fingerprint
 from checker.bfs import reduction_text, successor_function
 from checker.visited import FPSet
 from checker.walks import ModelSpec
@@ -152,7 +153,6 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
         raise CheckpointError(f"--run-dir {where}: it holds another search's files; give an empty directory")
     start = time.perf_counter()
     fp_of = masked_fingerprint(model)
-    always = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
     sometimes = [p.name for p in model.properties if p.kind == "sometimes"]
     reached: dict[str, int] = {}
     counts: dict[str, int] = {k: 0 for k in model.action_kinds}
@@ -165,25 +165,15 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
     executors: set[str] = set()
     try:
         # Level 0 on the driver.
-        firsts: list[tuple[int, Any]] = []
-        fps: list[int] = []
-        for index, s in enumerate(initial_states(model, reduce)):
-            generated += 1
-            fp = fp_of(s)
-            if fp in fps:
-                continue
-            if len(fps) == limit:
-                outcome = INCOMPLETE
-                break
+        first = initial_level(model, reduce, fp_of, limit)
+        generated, outcome = first.generated, first.outcome
+        fps = [fp for _, _, fp in first.states]
+        firsts = [(index, s) for index, s, _ in first.states]
+        if first.bad is not None:
+            index, fp, name = first.bad
+            bad = (index, name, 0)
             fps.append(fp)
-            name = next((n for n, pred in always if not pred(s)), None)
-            if name is not None:
-                outcome, bad = VIOLATION, (index, name, 0)
-                break
-            for p in model.properties:
-                if p.kind == "sometimes" and p.name not in reached and p.predicate(s):
-                    reached[p.name] = 0
-            firsts.append((index, s))
+        reached.update({name: 0 for name in first.reached})
         distinct, digest = len(fps), sum(fps) % (1 << 64)
         for part in range(parts):
             _write_atomic(_visited_path(str(where), part, 0),

@@ -264,3 +264,10 @@ def test_the_commands_of_docs_performance_md_run_as_shown(tmp_path: Path) -> Non
     plain = _kcheck("check", "--preset", "smoke", "--json", cwd=tmp_path)
     assert second.returncode == plain.returncode == 0, second.stderr
     assert _comparable(json.loads(second.stdout)) == _comparable(json.loads(plain.stdout))
+
+
+def test_a_run_directory_that_cannot_hold_files_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    p = _kcheck("check", "--preset", "smoke", "--run-dir", str(tmp_path / "file" / "run"), cwd=tmp_path)
+    assert p.returncode == 2 and "cannot keep the search's files in --run-dir" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
