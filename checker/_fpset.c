@@ -184,15 +184,14 @@ done:
     return result;
 }
 
-/* add_pairs(buffer) -> int: add the fingerprint of every (fingerprint, parent) uint64 pair of a
- * parent-link file's bytes (a resumed run rebuilds its set this way); returns how many were new. */
-static PyObject *FPSet_add_pairs(FPSet *self, PyObject *arg) {
+/* Add every `stride`-th native uint64 of a buffer, from the first; returns how many were new. */
+static PyObject *add_strided(FPSet *self, PyObject *arg, Py_ssize_t stride) {
     Py_buffer buf;
     if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0) return NULL;
     const uint64_t *v = buf.buf;
-    Py_ssize_t n = buf.len / 16, added = 0;
+    Py_ssize_t n = buf.len / (8 * stride), added = 0;
     for (Py_ssize_t j = 0; j < n; j++) {
-        int r = add_one(self, v[2 * j]);
+        int r = add_one(self, v[stride * j]);
         if (r < 0) {
             PyBuffer_Release(&buf);
             return NULL;
@@ -203,22 +202,15 @@ static PyObject *FPSet_add_pairs(FPSet *self, PyObject *arg) {
     return PyLong_FromSsize_t(added);
 }
 
-/* add_fps(buffer) -> int: add every native uint64 fingerprint of a buffer; returns how many were new. */
+/* add_pairs(buffer) -> int: the fingerprint of every (fingerprint, parent) pair of a parent-link
+ * file's bytes (a resumed run rebuilds its set this way). */
+static PyObject *FPSet_add_pairs(FPSet *self, PyObject *arg) {
+    return add_strided(self, arg, 2);
+}
+
+/* add_fps(buffer) -> int: every native uint64 fingerprint of a buffer. */
 static PyObject *FPSet_add_fps(FPSet *self, PyObject *arg) {
-    Py_buffer buf;
-    if (PyObject_GetBuffer(arg, &buf, PyBUF_SIMPLE) < 0) return NULL;
-    const uint64_t *v = buf.buf;
-    Py_ssize_t n = buf.len / 8, added = 0;
-    for (Py_ssize_t j = 0; j < n; j++) {
-        int r = add_one(self, v[j]);
-        if (r < 0) {
-            PyBuffer_Release(&buf);
-            return NULL;
-        }
-        added += r;
-    }
-    PyBuffer_Release(&buf);
-    return PyLong_FromSsize_t(added);
+    return add_strided(self, arg, 1);
 }
 
 static PyObject *FPSet_digest(FPSet *self, void *closure) {

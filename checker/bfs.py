@@ -171,6 +171,14 @@ def initial_level(model: Model, reduce: bool, fp_of: Callable[[Any], int], limit
     return out
 
 
+def record_initial(first: InitialLevel, visited: Any, links: Any) -> None:
+    """Level 0 into the visited set and the level-0 link file: its states, and the violating one."""
+    fps = [fp for _, _, fp in first.states] + ([first.bad[1]] if first.bad is not None else [])
+    for fp in fps:
+        visited.add(fp)
+        links.add(0, fp, 0)
+
+
 MASK = (1 << 64) - 1
 
 
@@ -302,14 +310,11 @@ def _explore(model: Model, run: RunDir, max_states: int | None, progress: Callab
             visited = FPSet()
             first = initial_level(model, reduce, fp_of, limit)
             generated, outcome = first.generated, first.outcome
+            record_initial(first, visited, links)
             for _, s, fp in first.states:
-                visited.add(fp)
-                links.add(0, fp, 0)
                 frontier.append((s, fp))
             if first.bad is not None:
                 _, bad_fp, bad_name = first.bad
-                visited.add(bad_fp)
-                links.add(0, bad_fp, 0)
             reached.update({name: 0 for name in first.reached})
             pending[:] = [item for item in pending if item[0] not in reached]
             if outcome == OK and run.due():

@@ -34,7 +34,7 @@ from typing import Any, Callable, Optional
 from checker import checkpoint as checkpoint_mod
 from checker import stop
 from checker.bfs import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, masked_fingerprint,
-                         reduction_text, successor_function, violation_report)
+                         record_initial, reduction_text, successor_function, violation_report)
 from checker.checkpoint import Checkpoint, RunDir
 from checker.frontier import UNLIMITED, Frontier
 from checker.visited import FPSet
@@ -108,15 +108,12 @@ def _explore_parallel(model: Model, run: RunDir, workers: int, max_states: int |
         visited = FPSet()
         first = initial_level(model, reduce, fp_of, limit)
         generated, outcome = first.generated, first.outcome
+        record_initial(first, visited, links)
         for _, s, fp in first.states:
-            visited.add(fp)
-            links.add(0, fp, 0)
             shares[count % workers].append((s, fp))
             count += 1
         if first.bad is not None:
             _, bad_fp, bad_name = first.bad
-            visited.add(bad_fp)
-            links.add(0, bad_fp, 0)
         reached.update({name: 0 for name in first.reached})
 
     queue = 0
