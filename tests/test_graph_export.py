@@ -19,7 +19,7 @@ def test_the_graph_has_every_state_and_step_bfs_explores(tmp_path: Path, capsys:
     out = tmp_path / "smoke.graphml"
     assert main(["graph", "--model", "kraft", "--preset", "smoke", "--format", "graphml", "--out", str(out)]) == 0
     g = nx.read_graphml(out)
-    assert g.number_of_nodes() == r.distinct_states == 542
+    assert g.number_of_nodes() == r.distinct_states == 515
     assert g.number_of_edges() == r.states_generated - 1  # BFS counts the initial state as generated
     assert all(d["label"].startswith("v0 ") for _, d in g.nodes(data=True))
     assert {d["action"] for _, _, d in g.edges(data=True)} >= {"ElectionTimeout", "HandleVoteRequest", "SendFetch"}
@@ -42,10 +42,10 @@ def test_the_shortest_counterexample_is_marked():
 def test_dot_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["graph", "--model", "kraft", "--preset", "smoke"]) == 0
     dot = capsys.readouterr().out
-    assert dot.startswith('digraph "kraft kafka-4.1 smoke" {') and dot.count(" -> ") == 1326
+    assert dot.startswith('digraph "kraft kafka-4.1 smoke" {') and dot.count(" -> ") == 1279
     assert main(["graph", "--model", "kraft", "--preset", "smoke", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert len(data["nodes"]) == 542 and len(data["links"]) == 1326
+    assert len(data["nodes"]) == 515 and len(data["links"]) == 1279
 
 
 def test_a_graph_past_the_limit_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]):

@@ -20,7 +20,8 @@ from checker.bfs import explore
 from model.interface import action_name, always
 from model.kraft import actions as A
 from model.kraft.properties import state_sanity
-from model.kraft.rules import LEADER
+from model.kraft.rules import FOLLOWER, LEADER, PROSPECTIVE
+from model.kraft.state import FETCH_REQUEST, PRE_VOTE_LOST
 from model.kraft.symmetry import canonical_key, rename, representative
 
 DEFINITION = model.definition("kraft")
@@ -161,7 +162,7 @@ def test_smoke_preset_passes_with_pinned_size():
     """Two voters, one election: every property holds; the size is pinned (explain any change)."""
     r = explore(build("smoke"))
     assert r.result == "ok" and not r.unreached
-    assert (r.distinct_states, r.depth) == (542, 17)
+    assert (r.distinct_states, r.depth) == (515, 17)
     assert set(r.never_enabled) == {"HandleBeginQuorumEpochResponse", "Restart", "DiskLoss", "CutLink", "HealLink",
                                     "DropMessage"}
 
@@ -262,3 +263,73 @@ def test_no_faults_preset_passes_with_unbounded_timers():
     r = explore(build("no-faults"))
     assert r.result == "ok" and not r.unreached
     assert r.distinct_states == 348_387
+
+
+# --- KIP-996: a Prospective that loses its pre-vote moves on at once --------------------------
+# Named after KafkaRaftClientPreVoteTest; each delivers crafted Vote responses, as those tests do.
+
+def _prospective(m: Any, role: int, epoch: int, leader: int) -> Any:
+    """Voter 0 in `role` of `epoch` (following `leader` if any), then its timer expires: it is
+    Prospective with its pre-vote requests in flight."""
+    from model.kraft.state import fresh_node, initial_state
+    s = initial_state(m.params.n)
+    node = fresh_node()._replace(role=role, epoch=epoch, leader=leader)
+    s = s._replace(nodes=(node,) + s.nodes[1:])
+    timer = A.FetchTimeout(0) if role == FOLLOWER else A.ElectionTimeout(0)
+    t = m.next_state(s, timer)
+    assert t is not None and t.nodes[0].role == PROSPECTIVE and t.nodes[0].epoch == epoch
+    return t
+
+
+def _answer(m: Any, s: Any, voter: int, granted: bool) -> Any:
+    """Voter `voter`'s Vote response to voter 0 arrives (its request, if in flight, is dropped)."""
+    from model.kraft.rules import NONE
+    from model.kraft.state import VOTE_RESPONSE, VoteResponse
+    n0 = s.nodes[0]
+    network = tuple(x for x in s.network if not (x.src == 0 and x.dst == voter))
+    reply = VoteResponse(VOTE_RESPONSE, voter, 0, n0.epoch, -1, NONE, granted)
+    t = m.next_state(s._replace(network=network + (reply,)), A.HANDLE_ACTION[VOTE_RESPONSE](voter, 0))
+    assert t is not None
+    return t
+
+
+def test_prospective_transitions_to_unattached_on_election_failure():
+    """testProspectiveTransitionsToUnattachedOnElectionFailure: two voters, no leader known; the
+    one rejection leaves no majority, so the Prospective is Unattached in the same epoch in that
+    step (no timer spent), and its election timer runs again."""
+    from model.kraft.rules import UNATTACHED
+    m = build("smoke", timeouts=5)
+    s = _prospective(m, UNATTACHED, 1, -1)
+    t = _answer(m, s, 1, granted=False)
+    n = t.nodes[0]
+    assert (n.role, n.epoch, n.leader, n.votes) == (UNATTACHED, 1, -1, ())
+    assert t.timers == s.timers and t.history.last_event == PRE_VOTE_LOST
+    assert m.next_state(t, A.ElectionTimeout(0)).nodes[0].role == PROSPECTIVE
+
+
+def test_prospective_with_leader_transitions_to_follower_after_election_loss():
+    """testProspectiveWithLeaderTransitionsToFollower: three voters, a Follower of voter 1 whose
+    fetch timer expired; one rejection leaves a majority possible (Prospective still), the second
+    does not: Follower of voter 1 again, in the same epoch, fetching."""
+    m = build("default", timeouts=5)
+    s = _prospective(m, FOLLOWER, 1, 1)
+    t = _answer(m, s, 2, granted=False)
+    assert t.nodes[0].role == PROSPECTIVE and t.history.last_event != PRE_VOTE_LOST
+    t = _answer(m, t, 1, granted=False)
+    n = t.nodes[0]
+    assert (n.role, n.epoch, n.leader, n.fetched) == (FOLLOWER, 1, 1, False)
+    assert t.history.last_event == PRE_VOTE_LOST
+    assert any(x.src == 0 and x.dst == 1 and x.kind == FETCH_REQUEST for x in t.network)
+
+
+def test_candidate_keeps_its_election_after_a_lost_vote():
+    """A Candidate that a majority rejects backs off (maybeHandleElectionLoss:
+    startBackingOff) and stays Candidate until its timer: only a Prospective moves at once."""
+    from model.kraft.rules import CANDIDATE
+    m = build("default", timeouts=5)
+    s = _prospective(m, FOLLOWER, 1, 1)
+    s = _answer(m, s, 1, granted=True)
+    assert s.nodes[0].role == CANDIDATE and s.nodes[0].epoch == 2
+    t = _answer(m, _answer(m, s, 1, granted=False), 2, granted=False)
+    assert t.nodes[0].role == CANDIDATE and t.history.last_event != PRE_VOTE_LOST
+    assert m.next_state(t, A.ElectionTimeout(0)).nodes[0].role == PROSPECTIVE

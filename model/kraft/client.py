@@ -16,7 +16,7 @@ from model.kraft.rules import (
     RESIGNED, UNATTACHED,
 )
 from model.kraft.state import (
-    BQE_REQUEST, BQE_RESPONSE, CHECK_QUORUM_RESIGN, DATA,
+    BQE_REQUEST, BQE_RESPONSE, CHECK_QUORUM_RESIGN, DATA, PRE_VOTE_LOST,
     FATAL_NON_MONOTONIC_HW, FATAL_TRUNCATE_BELOW_HW, FETCH_REQUEST, FETCH_RESPONSE, TRUNCATED,
     VOTE_REQUEST, VOTE_RESPONSE, BeginQuorumEpochRequest, BeginQuorumEpochResponse, FetchRequest,
     FetchResponse, KraftState, Node, VoteRequest, VoteResponse,
@@ -66,8 +66,8 @@ def election_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
     pollResigned).
 
     Unattached -> Prospective; Candidate -> Prospective (also after its backoff);
-    Prospective (timed out, or its pre-vote already rejected) -> Follower of the leader it knew,
-    else Unattached in the same epoch; Resigned -> Unattached in epoch + 1 (4.1: QuorumState's
+    Prospective (timed out before a majority answered) -> Follower of the leader it knew, else
+    Unattached in the same epoch; Resigned -> Unattached in epoch + 1 (4.1: QuorumState's
     Resigned transitions). Without pre-vote (pre-KIP-996) Unattached, Candidate and Resigned
     become Candidate in epoch + 1."""
     n = s.nodes[i]
@@ -89,12 +89,19 @@ def _election_timeout(s: KraftState, c: Context, i: int, n: Node) -> KraftState 
             return None  # a single voter would become Candidate at once, beyond the bound
         return Q.become_prospective(s, c, i)
     if n.role == PROSPECTIVE:
-        if n.leader != NO_ID:
-            return Q.become_follower(s, c, i, n.epoch, n.leader)
-        return Q.become_unattached(s, c, i, n.epoch)
+        return prospective_transition_after_election_loss(s, c, i)
     if n.role == RESIGNED and n.epoch < c.p.max_epoch:
         return Q.become_unattached(s, c, i, n.epoch + 1)
     return None
+
+
+def prospective_transition_after_election_loss(s: KraftState, c: Context, i: int) -> KraftState:
+    """Prospective i gives up its pre-vote (KafkaRaftClient.prospectiveTransitionAfterElectionLoss):
+    Follower of the leader it knew in its epoch, else Unattached in the same epoch."""
+    n = s.nodes[i]
+    if n.leader != NO_ID:
+        return Q.become_follower(s, c, i, n.epoch, n.leader)
+    return Q.become_unattached(s, c, i, n.epoch)
 
 
 def fetch_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
@@ -249,7 +256,8 @@ def handle_vote_response(s: KraftState, c: Context, m: VoteResponse) -> KraftSta
     """Nominee m.dst handles a Vote response (KafkaRaftClient.handleVoteResponse): common
     handling first; then a Prospective or Candidate records the vote and moves forward on a
     majority (maybeTransitionForward: Prospective -> Candidate, Candidate -> Leader). A
-    rejection leaves a lost pre-vote for pollProspective (election_timeout)."""
+    rejection that loses the election (maybeHandleElectionLoss) moves a Prospective on at once,
+    in the same poll; a Candidate backs off, which its election timer stands for."""
     i = m.dst
     s = remove(s, m)
     s, handled = handle_common_response(s, c, i, m.error, m.leader, m.epoch)
@@ -268,7 +276,11 @@ def handle_vote_response(s: KraftState, c: Context, m: VoteResponse) -> KraftSta
         if not Q.can_become_leader(c, n):
             return None  # bound: the LeaderChange record would not fit
         return Q.become_leader(set_node(s, i, n), c, i)
-    return set_node(s, i, n)
+    s = set_node(s, i, n)
+    if not m.granted and n.role == PROSPECTIVE and rules.is_vote_rejected(votes):
+        s = prospective_transition_after_election_loss(s, c, i)
+        return s._replace(history=s.history._replace(last_event=PRE_VOTE_LOST))
+    return s
 
 
 # --- BeginQuorumEpoch ---------------------------------------------------------------------------

@@ -35,9 +35,9 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     "smoke": {"voters": 2, "max_epoch": 1, "max_log": 2, "max_in_flight": 1, "faults": 0},
     # Three voters, two epochs, LeaderChange + one record, one message in flight, one fault of
     # any kind and three timer expirations per run: every sometimes property reached, every
-    # action kind enabled (322,636 states, about a minute). Four timer expirations: 1.28 million.
+    # action kind enabled (sizes: spec/kraft.md, "Presets").
     "default": {"max_in_flight": 1, "follower_hw": False, "timeouts": 3},
-    # The default without faults and without a bound on timer expirations (348,387 states).
+    # The default without faults and without a bound on timer expirations.
     "no-faults": {"max_in_flight": 1, "follower_hw": False, "faults": 0},
     # commit-by-count (K1): four elections possible, one entry per log, no faults, five timer
     # expirations (the fewest Raft's Figure 8 needs with pre-vote).

@@ -11,7 +11,7 @@ from model.kraft.rules import (
     CANDIDATE, FOLLOWER, GRANTED, LEADER, NO_ID, PROSPECTIVE, RESIGNED, UNATTACHED,
 )
 from model.kraft.state import (
-    CHECK_QUORUM_RESIGN, DATA, ELECTED_AFTER_RESTART, LEADER_CHANGE, TRUNCATED, KraftState, Node,
+    CHECK_QUORUM_RESIGN, DATA, ELECTED_AFTER_RESTART, LEADER_CHANGE, PRE_VOTE_LOST, TRUNCATED, KraftState, Node,
 )
 from model.kraft.variants import Protocol
 
@@ -163,8 +163,8 @@ def properties(p: Params, proto: Protocol) -> list[Property]:
     if proto.pre_vote and p.n > 1:
         out.append(sometimes(
             "prevote_lost",
-            lambda s: any(n.role == PROSPECTIVE and rules.is_vote_rejected(n.votes) for n in s.nodes),
-            "a Prospective's pre-vote was rejected by a majority"))
+            lambda s: s.history.last_event == PRE_VOTE_LOST,
+            "a Prospective left at once when a majority rejected its pre-vote"))
     if proto.check_quorum and p.n > 1:
         out.append(sometimes(
             "resigned_by_check_quorum", lambda s: s.history.last_event == CHECK_QUORUM_RESIGN,

@@ -156,8 +156,8 @@ def rpc_of(kind: int) -> int:
 
 # --- Ghost history (never read by the protocol, only by the properties) -------------------------
 
-NO_EVENT, TRUNCATED, CHECK_QUORUM_RESIGN, ELECTED_AFTER_RESTART = range(4)
-EVENT_NAMES = ("", "truncated", "check_quorum_resign", "elected_after_restart")
+NO_EVENT, TRUNCATED, CHECK_QUORUM_RESIGN, ELECTED_AFTER_RESTART, PRE_VOTE_LOST = range(5)
+EVENT_NAMES = ("", "truncated", "check_quorum_resign", "elected_after_restart", "pre_vote_lost")
 
 FATAL_TRUNCATE_BELOW_HW = 1  # leader requested truncation below the HW: KafkaException
 FATAL_NON_MONOTONIC_HW = 2  # FollowerState.updateHighWatermark went backwards
