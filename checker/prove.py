@@ -86,6 +86,11 @@ def _provable_lemmas(model: str) -> list[str]:
     return [n for n in LEMMAS if n in SUPPORT]
 
 
+# Action kinds a symbolic encoding leaves out: a configuration must switch them off
+# (the model's `disabled_actions`), or a proof would be of another model.
+_UNENCODED = {"replication": ("ElectLeaders",)}
+
+
 def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
     from checker.cli import run_config
 
@@ -111,6 +116,11 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
         model = rc.definition.build(config, rc.variant)
     except ValueError as e:  # the model rejects this combination of keys
         raise ConfigError(f"model {rc.model} rejects this configuration: {e}") from e
+    off = dict(getattr(model, "disabled_actions", dict)())
+    missing = [k for k in _UNENCODED.get(rc.model, ()) if k not in off]
+    if missing:
+        raise ConfigError(f"the {rc.model} encoding has no {', '.join(missing)}, which this configuration enables; "
+                          "prove one that rules it out (spec/proofs.md, \"What is encoded\")")
     return rc, ctx, model, targets
 
 

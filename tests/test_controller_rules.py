@@ -604,3 +604,60 @@ def test_property_partition_change_well_formed(p, acceptable, min_isr, elr_enabl
     if new.recovering and not p.recovering:  # an unclean election happened
         assert new.isr == (new.leader,) and new.elr == ()
     assert new != p or new.partition_epoch != p.partition_epoch
+
+
+# ---------------------------------------------------------------------------------------------
+# elect_leader_request (ReplicationControlManager.electLeader: the ElectLeaders RPC)
+# ---------------------------------------------------------------------------------------------
+
+def test_elect_preferred_leaders():
+    """ReplicationControlManagerTest.testElectPreferredLeaders, partition by partition: brokers 1-4
+    unfenced, broker 1 in controlled shutdown, broker 0 fenced."""
+    regs = brokers(5, fenced={0}, shutdown={1})
+    foo0 = reg((1, 2, 3), (1, 2, 3), 2, le=0, pe=0)  # the preferred replica is shutting down
+    foo1 = reg((2, 3, 4), (2, 3, 4), 2, le=0, pe=0)  # already led by its preferred replica
+    foo2 = reg((0, 2, 1), (0, 2, 1), 2, le=0, pe=0)  # the preferred replica is fenced
+    ask = lambda r, b: C.elect_leader_request(r, b, C.PREFERRED, min_isr=2, elr_enabled=True)  # noqa: E731
+    assert ask(foo0, regs) == (C.PREFERRED_LEADER_NOT_AVAILABLE, None)
+    assert ask(foo1, regs) == (C.ELECTION_NOT_NEEDED, None)
+    assert ask(foo2, regs) == (C.PREFERRED_LEADER_NOT_AVAILABLE, None)
+    # brokers 0 and 1 registered and unfenced again: both preferred replicas take over, the
+    # leader epoch moves (the record sets the leader) and nothing else changes
+    regs = brokers(5)
+    assert ask(foo0, regs) == (C.NONE, foo0._replace(leader=1, leader_epoch=1, partition_epoch=1))
+    assert ask(foo1, regs) == (C.ELECTION_NOT_NEEDED, None)
+    assert ask(foo2, regs) == (C.NONE, foo2._replace(leader=0, leader_epoch=1, partition_epoch=1))
+
+
+def test_balance_partition_leaders_needs_the_preferred_replica_in_the_isr():
+    """testBalancePartitionLeaders: the preferred replica is elected only from the ISR; out of
+    it (or, with the ISR empty, out of the ELR) the current leader stays and no record is
+    written."""
+    regs = brokers(3)
+    out_of_isr = reg((0, 1, 2), (1, 2), 1)
+    assert C.elect_leader_request(out_of_isr, regs, C.PREFERRED, min_isr=2, elr_enabled=True) == (
+        C.PREFERRED_LEADER_NOT_AVAILABLE, None)
+    leaderless = reg((0, 1, 2), (), NO_LEADER, elr=(0,))
+    error, change = C.elect_leader_request(leaderless, regs, C.PREFERRED, min_isr=2, elr_enabled=True)
+    assert error == C.NONE and change is not None and (change.leader, change.isr, change.elr) == (0, (0,), ())
+
+
+def test_elect_unclean_leaders():
+    """ElectLeaders UNCLEAN: ELECTION_NOT_NEEDED while the partition has a leader; on a leaderless
+    partition the first acceptable replica outside ISR and ELR is elected, RECOVERING, whatever
+    unclean.leader.election.enable says; none acceptable: ELIGIBLE_LEADERS_NOT_AVAILABLE."""
+    led = reg((0, 1, 2), (0,), 0)
+    assert C.elect_leader_request(led, brokers(3), C.UNCLEAN, min_isr=2, elr_enabled=True) == (
+        C.ELECTION_NOT_NEEDED, None)
+    leaderless = reg((0, 1, 2), (), NO_LEADER, lke=(0,))
+    error, change = C.elect_leader_request(leaderless, brokers(3, fenced={0}), C.UNCLEAN, min_isr=2,
+                                           elr_enabled=True)
+    assert error == C.NONE and change is not None
+    assert (change.leader, change.isr, change.recovering, change.leader_epoch) == (1, (1,), True, 101)
+    assert C.elect_leader_request(leaderless, brokers(3, fenced={0, 1, 2}), C.UNCLEAN, min_isr=2,
+                                  elr_enabled=True) == (C.ELIGIBLE_LEADERS_NOT_AVAILABLE, None)
+
+
+def test_elect_leader_request_rejects_an_online_election():
+    with pytest.raises(ValueError):
+        C.elect_leader_request(FOO, brokers(4), C.ONLINE, min_isr=2, elr_enabled=True)

@@ -473,6 +473,18 @@ def test_cli_replication_rejects_an_unknown_invariant(capsys):
     assert "replication invariants" in capsys.readouterr().err
 
 
+def test_cli_replication_refuses_a_configuration_that_enables_elect_leaders(capsys):
+    """The encoding has no ElectLeaders: a configuration whose leader epochs leave room for one is
+    refused (exit 2), not proved of another model; switching it off is accepted."""
+    assert main(["prove", "--model", "replication", "--preset", "last-replica-standing", "--quiet"]) == 2
+    assert "has no ElectLeaders" in capsys.readouterr().err
+    from checker.config import load_config
+    from checker.prove import _UNENCODED
+    off = load_config(model="replication", preset="last-replica-standing",
+                      overrides={"preferred_elections": "false"}).build()
+    assert set(_UNENCODED["replication"]) <= set(off.disabled_actions())
+
+
 def test_spec_proofs_names_every_replication_lemma():
     from pathlib import Path
 

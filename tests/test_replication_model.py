@@ -123,7 +123,7 @@ def test_smoke_reaches_every_witness_and_enables_every_action():
     """Vacuity guard: the small preset reaches every sometimes-property and every action kind."""
     result = explore(build("smoke"), workers=2)
     assert result.result == "ok" and result.unreached == [] and result.never_enabled == []
-    assert result.disabled == {}
+    assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2"}
 
 
 def test_the_last_known_leader_is_elected_on_its_preset_and_the_witness_is_declared_only_there():
@@ -139,7 +139,7 @@ def test_the_last_known_leader_is_elected_on_its_preset_and_the_witness_is_decla
 
 def test_a_zero_budget_is_reported_as_off_by_config_not_as_covered():
     result = explore(build("smoke", losses=0, fences=0))
-    assert result.disabled == {"DropMessage": "losses = 0"}
+    assert result.disabled == {"DropMessage": "losses = 0", "ElectLeaders": "max_leader_epoch < 2"}
     assert "DropMessage" not in result.never_enabled and result.action_counts["DropMessage"] == 0
     assert "FenceBroker" not in result.disabled  # a dead broker is fenced for free
 
@@ -150,7 +150,8 @@ def test_default_reaches_every_witness_and_action_within_its_first_700k_states()
     gate's `replication-kafka-4.1-default` row runs it in CI, the slow test below counts it."""
     result = explore(build("default"), workers=2, max_states=700_000)
     assert result.result == "incomplete" and result.reduction
-    assert result.unreached == [] and result.never_enabled == [] and result.disabled == {}
+    assert result.unreached == [] and result.never_enabled == []
+    assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2"}
 
 
 @pytest.mark.slow
@@ -162,7 +163,8 @@ def test_default_passes_and_reaches_everything():
     result = explore(build("default"), workers=2)
     assert result.result == "ok" and result.reduction
     assert result.distinct_states == 5_430_858 and result.depth == 40
-    assert result.unreached == [] and result.never_enabled == [] and result.disabled == {}
+    assert result.unreached == [] and result.never_enabled == []
+    assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2"}
 
 
 def test_one_crash_leaves_leaderless_and_drop_message_out():
@@ -220,3 +222,25 @@ def test_max_faults_bounds_every_kind_of_fault_together():
     assert any(s.history.lossy_crashes for s in seen)
     assert len(seen) < explore(build("smoke")).distinct_states
     assert build("smoke", max_faults=0).disabled_actions()["DropMessage"] == "max_faults = 0"
+
+
+def test_elect_leaders_moves_leadership_back_to_the_preferred_replica():
+    """ElectLeaders(PREFERRED) writes the record ReplicationControlManager.electLeader builds:
+    replicas[0] leads in the next leader epoch; fenced, it is not elected and nothing is
+    written; with preferred_elections off the action is never taken."""
+    from model.replication import actions as A
+    from model.replication.records import BrokerRegistration
+    m = build("last-replica-standing")
+    s = m.init_states()[0]
+    reg = s.controller.partition._replace(leader=1, leader_epoch=1, partition_epoch=1)
+    s = s._replace(controller=s.controller._replace(log=(reg,)))
+    t = m.next_state(s, A.ElectLeaders("PREFERRED"))
+    assert t is not None
+    assert (t.controller.partition.leader, t.controller.partition.leader_epoch) == (0, 2)
+    assert m.next_state(t, A.ElectLeaders("PREFERRED")) is None  # ELECTION_NOT_NEEDED
+    fenced = s._replace(controller=s.controller._replace(
+        brokers=(BrokerRegistration(1, True, False),) + s.controller.brokers[1:]))
+    assert m.next_state(fenced, A.ElectLeaders("PREFERRED")) is None  # PREFERRED_LEADER_NOT_AVAILABLE
+    assert m.next_state(s, A.ElectLeaders("UNCLEAN")) is None  # off, and the partition has a leader
+    off = build("last-replica-standing", preferred_elections=False)
+    assert A.ElectLeaders("PREFERRED") not in off.actions(s) and off.next_state(s, A.ElectLeaders("PREFERRED")) is None

@@ -19,6 +19,10 @@ class HandleAlterPartition(NamedTuple):
     request: AlterPartitionRequest
 
 
+class ElectLeaders(NamedTuple):
+    election: str  # "PREFERRED" or "UNCLEAN" (ElectionType)
+
+
 # brokers
 class ReplayMetadata(NamedTuple):
     broker: int
@@ -88,4 +92,5 @@ ACTION_KINDS = (
     "LossyCrash",
     "Restart",
     "DropMessage",
+    "ElectLeaders",
 )

@@ -13,6 +13,7 @@ Model conventions, where they differ from Kafka's data types:
 - `brokers` is indexed by broker id; an id outside it (or a None slot) is "not registered".
 - Every log directory is online (LeaderAcceptor's hasOnlineDir is always true).
 - There are no reassignments: the target replica set is always the current one.
+- ElectLeaders is asked for the one partition the model has (no UNKNOWN_TOPIC_OR_PARTITION).
 - The model is at the latest metadata.version (ELR supported, leader recovery supported, no
   leader-epoch bump on ISR shrink); `leader_epoch_bump_on_isr_shrink=True` gives the pre-3.6 rule.
 """
@@ -39,6 +40,13 @@ INELIGIBLE_REPLICA = "INELIGIBLE_REPLICA"
 # Only reachable when the leader itself is not an acceptable leader (check_member_fenced=False):
 # the record is written AND this error is returned (ReplicationControlManager.alterPartition).
 NEW_LEADER_ELECTED = "NEW_LEADER_ELECTED"
+# ElectLeaders answers (ReplicationControlManager.electLeader)
+ELECTION_NOT_NEEDED = "ELECTION_NOT_NEEDED"
+PREFERRED_LEADER_NOT_AVAILABLE = "PREFERRED_LEADER_NOT_AVAILABLE"
+ELIGIBLE_LEADERS_NOT_AVAILABLE = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+
+# ElectLeadersRequest's electionType (org.apache.kafka.common.ElectionType)
+ELECTION_TYPES = (PREFERRED, UNCLEAN)
 
 # PartitionChangeRecord.leader when the record does not touch the leader (LeaderConstants).
 _NO_LEADER_CHANGE = -2
@@ -319,6 +327,38 @@ def partition_change(
     if record.is_no_op():
         return None
     return _merge(reg, record)
+
+
+def elect_leader_request(
+    reg: PartitionRegistration,
+    brokers: tuple[BrokerRegistration, ...],
+    election_type: str,
+    *,
+    min_isr: int,
+    elr_enabled: bool,
+) -> tuple[str, PartitionRegistration | None]:
+    """ReplicationControlManager.electLeader: one partition of an ElectLeaders request (and, for
+    PREFERRED, of maybeBalancePartitionLeaders, the auto.leader.rebalance.enable task).
+
+    - PREFERRED when the leader is already replicas[0] (hasPreferredLeader), UNCLEAN when the
+      partition has a leader (hasLeader): ELECTION_NOT_NEEDED, no record.
+    - Else PartitionChangeBuilder with that election (LeaderAcceptor: registered, unfenced, not
+      shutting down); no record (changeRecordIsNoOp): PREFERRED_LEADER_NOT_AVAILABLE for
+      PREFERRED, ELIGIBLE_LEADERS_NOT_AVAILABLE for UNCLEAN.
+    - Else NONE and the record. An UNCLEAN request elects outside the ISR and ELR whatever
+      unclean.leader.election.enable says: the operator asked for it."""
+    if election_type not in ELECTION_TYPES:
+        raise ValueError(f"election_type must be one of {ELECTION_TYPES}, not {election_type!r}")
+    preferred = reg.replicas[0] if reg.replicas else NO_LEADER
+    if (election_type == PREFERRED and reg.leader == preferred) or (
+            election_type == UNCLEAN and reg.leader != NO_LEADER):
+        return ELECTION_NOT_NEEDED, None
+    change = partition_change(reg, acceptable=acceptable_leaders(brokers), min_isr=min_isr,
+                              elr_enabled=elr_enabled, election=election_type)
+    if change is None:
+        return (PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED
+                else ELIGIBLE_LEADERS_NOT_AVAILABLE), None
+    return NONE, change
 
 
 def _validate_isr(replicas: tuple[int, ...], isr: list[int]) -> bool:

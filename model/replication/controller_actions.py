@@ -78,4 +78,18 @@ def handle_alter_partition(s: State, ctx: Context, req: AlterPartitionRequest) -
     return written._replace(ap_responses=with_message(written.ap_responses, resp))
 
 
-__all__ = ["write", "set_registration", "fence_broker", "unfence_broker", "handle_alter_partition", "leader_progress"]
+def elect_leaders(s: State, ctx: Context, election: str) -> State | None:
+    """The controller elects on request (ReplicationControlManager.electLeader): PREFERRED from
+    the auto.leader.rebalance.enable task or kafka-leader-election.sh, UNCLEAN from an operator.
+    An answer other than NONE writes nothing: the step is not taken."""
+    if not (ctx.p.preferred_elections if election == rules.PREFERRED else ctx.p.unclean_elect_leaders):
+        return None
+    error, change = rules.elect_leader_request(
+        s.controller.partition, s.controller.brokers, election, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr)
+    if error != rules.NONE:
+        return None
+    return write(s, ctx, change)
+
+
+__all__ = ["write", "set_registration", "fence_broker", "unfence_broker", "handle_alter_partition", "elect_leaders",
+           "leader_progress"]

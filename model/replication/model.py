@@ -58,6 +58,7 @@ _STEP = {
     A.LossyCrash: lambda s, c, a: fault_actions.lossy_crash(s, c, a.broker, a.keep),
     A.Restart: lambda s, c, a: fault_actions.restart(s, c, a.broker),
     A.DropMessage: lambda s, c, a: fault_actions.drop_message(s, c, a.message),
+    A.ElectLeaders: lambda s, c, a: controller_actions.elect_leaders(s, c, a.election),
 }
 
 
@@ -169,6 +170,11 @@ class ReplicationModel:
             for messages in (s.fetch_requests, s.fetch_responses, s.ap_requests, s.ap_responses):
                 for m in messages:
                     out.append(A.DropMessage(m))
+        if s.controller.partition.leader_epoch < p.max_leader_epoch:
+            if p.preferred_elections:
+                out.append(A.ElectLeaders("PREFERRED"))
+            if p.unclean_elect_leaders:
+                out.append(A.ElectLeaders("UNCLEAN"))
         return out
 
     def disabled_actions(self) -> dict[str, str]:
@@ -190,6 +196,12 @@ class ReplicationModel:
                 off.setdefault(kind, "max_faults = 0")
         if p.values == 0:
             off["Produce"] = "values = 0"
+        if not p.preferred_elections and not p.unclean_elect_leaders:
+            off["ElectLeaders"] = "preferred_elections and unclean_elect_leaders false"
+        elif p.max_leader_epoch < 2:
+            # The first leader other than replicas[0] (or none) takes leader epoch 1 at least, so
+            # an election on request needs epoch 2.
+            off["ElectLeaders"] = "max_leader_epoch < 2"
         return off
 
     def next_state(self, s: State, action: Any) -> State | None:

@@ -21,6 +21,10 @@ CONFIG_KEYS = (
     ConfigKey("min_insync_replicas", int, 2, "min.insync.replicas", 1, 5),
     ConfigKey("elr_enabled", bool, True, "eligible leader replicas (KIP-966)", None, None),
     ConfigKey("unclean_leader_election", bool, False, "unclean.leader.election.enable", None, None),
+    ConfigKey("preferred_elections", bool, True, "the controller elects the preferred replica when it can "
+              "(auto.leader.rebalance.enable, or ElectLeaders PREFERRED)", None, None),
+    ConfigKey("unclean_elect_leaders", bool, False, "an operator may ask for an unclean election of a leaderless "
+              "partition (ElectLeaders UNCLEAN): acked records may be lost, by design", None, None),
 )
 
 PRESETS: Mapping[str, Mapping[str, Any]] = {
@@ -96,6 +100,8 @@ class Params:
     min_isr: int  # effective: min(min.insync.replicas, replication factor)
     elr: bool
     unclean: bool
+    preferred_elections: bool
+    unclean_elect_leaders: bool
 
     @classmethod
     def from_config(cls, c: Mapping[str, Any]) -> "Params":
@@ -108,7 +114,8 @@ class Params:
             lossy_crashes=c["lossy_crashes"], fences=c["fences"], losses=c["losses"],
             max_faults=c["max_faults"], max_in_flight=c["max_in_flight"],
             min_isr=min(c["min_insync_replicas"], c["brokers"]), elr=c["elr_enabled"],
-            unclean=c["unclean_leader_election"],
+            unclean=c["unclean_leader_election"], preferred_elections=c["preferred_elections"],
+            unclean_elect_leaders=c["unclean_elect_leaders"],
         )
 
     def fault_left(self, h: Any) -> bool:

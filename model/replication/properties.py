@@ -167,9 +167,10 @@ def properties(p: Params) -> list[Property]:
 
 def _recovery_witness(p: Params) -> list[Property]:
     """`leader_recovering`, declared where an unclean election is within the budget: with
-    unclean.leader.election on, or with ELR on and a crash for every replica (the ISR and the ELR
-    empty only once their last members restart uncleanly; then the last known leader is elected)."""
-    if not (p.unclean or (p.elr and p.crashes >= p.n)):
+    unclean.leader.election on, or an operator's ElectLeaders UNCLEAN, or with ELR on and a crash for
+    every replica (the ISR and the ELR empty only once their last members restart uncleanly; then
+    the last known leader is elected)."""
+    if not (p.unclean or p.unclean_elect_leaders or (p.elr and p.crashes >= p.n)):
         return []
     return [sometimes("leader_recovering", lambda s: s.controller.partition.recovering,
                       "a leader elected uncleanly is RECOVERING (KIP-704); with unclean.leader.election off, "

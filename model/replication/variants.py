@@ -115,6 +115,17 @@ VARIANTS = (
         preset="smoke",
     ),
     Variant(
+        "elect-leaders-unclean",
+        "an operator asks for an unclean election of a leaderless partition (ElectLeaders UNCLEAN, "
+        "kafka-leader-election.sh --election-type unclean): a replica outside ISR and ELR is elected and acked "
+        "data is lost, by design, with unclean.leader.election.enable off (a configuration)",
+        expect="candidate_completeness",
+        bug_id="R20",
+        reference="ReplicationControlManager.electLeader (ElectionType.UNCLEAN), KIP-460",
+        settings=(("unclean_elect_leaders", True),),
+        preset="last-replica-standing",
+    ),
+    Variant(
         "no-current-epoch-in-fetch",
         "a Fetch carries no current leader epoch (pre-KIP-320): a follower still in an old epoch is served by "
         "its leader re-elected in a later one and counted toward the HW, then follows a zombie leader of an "
@@ -199,6 +210,7 @@ class Rules:
             # configuration variants: Kafka 4.1's rules under a configuration the variant forces
             "no-elr": cls(),
             "unclean-election": cls(),
+            "elect-leaders-unclean": cls(),
         }
         if variant not in table:
             raise KeyError(f"unknown replication variant {variant!r}; known: {', '.join(table)}")
