@@ -89,6 +89,7 @@ def _provable_lemmas(model: str) -> list[str]:
 # Action kinds a symbolic encoding leaves out: a configuration must switch them off
 # (the model's `disabled_actions`), or a proof would be of another model.
 _UNENCODED = {"replication": ("ElectLeaders",)}
+_SWITCH_OFF = {"replication": "--set preferred_elections=false (and unclean_elect_leaders false)"}
 
 
 def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
@@ -120,7 +121,7 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
     missing = [k for k in _UNENCODED.get(rc.model, ()) if k not in off]
     if missing:
         raise ConfigError(f"the {rc.model} encoding has no {', '.join(missing)}, which this configuration enables; "
-                          "prove one that rules it out (spec/proofs.md, \"What is encoded\")")
+                          f"switch it off with {_SWITCH_OFF[rc.model]} (spec/proofs.md, \"What is encoded\")")
     return rc, ctx, model, targets
 
 

@@ -462,6 +462,7 @@ def _guided_finds_as_short_as_bfs(capsys, variant: str, config: list[str], searc
 NOVELTY = ["--cells", "state", "--novelty", "--corpus", "5000", "--depth", "30"]
 
 
+@pytest.mark.slow  # about 3 minutes; the gate's BFS row finds R2, test_guided_finds_r9_on_smoke_as_short_as_bfs keeps guided search in the suite
 def test_novelty_finds_r2_divergent_logs(capsys) -> None:
     """R2 (truncate-to-hw-diverge) as divergent logs (`log_matching` alone) on `epoch-lookup`,
     where BFS's shortest is 15 steps after about 450,000 states and neither plain walks nor

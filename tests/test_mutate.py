@@ -377,6 +377,7 @@ def test_a_search_that_outgrows_the_row_is_undecided_not_killed(toy: None, monke
     assert json.loads(out)["summary"]["killed"] == 0
 
 
+@pytest.mark.slow  # about 2 minutes on one mutant's liveness pass
 def test_the_liveness_pass_is_not_held_to_the_safety_cap(capsys: pytest.CaptureFixture[str]) -> None:
     """One more fault in kraft's joint budget reaches Kafka 4.1's states on five-voters; its
     liveness pass (a graph without reduction, larger than 4x the safety states) must not make it

@@ -337,6 +337,7 @@ def test_replication_invariants_resting_on_candidate_completeness_are_proved(val
     assert o.result == PROVED and o.never_enabled == [], (o.result, o.cti and (o.cti.conjunct, o.cti.action))
 
 
+@pytest.mark.slow  # about 3 minutes; the suite keeps the three-broker proofs on one-crash and R3's CTI here
 def test_replication_invariants_are_proved_on_epoch_lookup():
     """On `epoch-lookup` (3 brokers, three leader epochs, two crashes that keep the log, min ISR 1,
     KIP-966's last-known-leader election reachable), where R2 and R3 break log_matching, the four
