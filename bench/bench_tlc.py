@@ -1,0 +1,139 @@
+"""kcheck against TLC, distinct states per CPU-second, in one process tree: prints one JSON object.
+
+    python bench/bench_tlc.py                                   # kcheck's figures; TLC when configured
+    KCHECK_TLC=/opt/tlc/tlc KCHECK_TLC_SPECS=~/kafka-specification python bench/bench_tlc.py
+    python bench/bench_tlc.py --spec Kip320 --replicas 3 --max-leader-epoch 2 --preset one-crash
+
+TLC is never fetched or bundled. Give it with two environment variables:
+- `KCHECK_TLC`: a TLC launcher (`tlc WORKERS SPEC.tla CFG`, as ../tools/build-tlc.sh builds) or a
+  `tla2tools.jar` (run with `java -cp JAR tlc2.TLC`);
+- `KCHECK_TLC_SPECS`: a folder holding hachikuji/kafka-specification's modules (the comparable
+  work: Kafka replication with ISR, HW and leader epochs, one partition, in TLA+).
+Without them the TLC half is skipped with a message and kcheck's own figures are still printed.
+
+The script copies the spec's modules into a temporary folder, writes a TLC configuration there
+(the constants given and the spec's ISR invariants), runs TLC on one worker as a child process and
+reads its "distinct states found" line. CPU seconds are user + system time: the child's from
+`resource.getrusage(RUSAGE_CHILDREN)`, kcheck's (run in this process, one worker) from
+`RUSAGE_SELF`. `ratio` is kcheck's distinct states per CPU-second over TLC's. The two models are
+not the same state machine: kcheck's replication model has more mechanisms (KRaft controller,
+AlterPartition, ELR, fencing, faults), so the ratio compares checkers on comparable work, not
+on the same states.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from checker.bfs import explore  # noqa: E402
+from checker.config import ConfigError, load_config  # noqa: E402
+
+DISTINCT = re.compile(r"([\d,]+) distinct states found")
+# The ISR invariants the specs state as THEOREM Spec => []Inv. Left out: TypeOk, which a current
+# TLC cannot evaluate (it compares an empty log slot, -1, with a record), and LeaderInIsr, which
+# the specs' own Init breaks (no leader yet). The bounded specs stop, so deadlock is not an error.
+INVARIANTS = ("WeakIsr", "StrongIsr")
+
+
+def cpu(who: int) -> float:
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def tlc_command(tlc: str, spec: str, cfg: str) -> list[str]:
+    if tlc.endswith(".jar"):
+        return ["java", "-XX:+UseParallelGC", "-cp", tlc, "tlc2.TLC", "-workers", "1", "-config", cfg,
+                "-metadir", tempfile.mkdtemp(prefix="tlc-meta-"), spec]
+    return [tlc, "1", spec, cfg]
+
+
+def run_tlc(args: argparse.Namespace) -> dict[str, Any]:
+    tlc, specs = os.environ.get("KCHECK_TLC"), os.environ.get("KCHECK_TLC_SPECS")
+    if not tlc or not specs:
+        return {"skipped": "set KCHECK_TLC (a TLC launcher or tla2tools.jar) and KCHECK_TLC_SPECS "
+                           "(hachikuji/kafka-specification's modules) to compare with TLC"}
+    source = Path(specs).expanduser()
+    if not (source / f"{args.spec}.tla").is_file():
+        return {"skipped": f"no {args.spec}.tla in KCHECK_TLC_SPECS={specs}"}
+    if not Path(tlc).exists():
+        return {"skipped": f"KCHECK_TLC={tlc} does not exist"}
+    work = Path(tempfile.mkdtemp(prefix="kcheck-tlc-"))
+    try:
+        for module in source.glob("*.tla"):
+            shutil.copy(module, work)
+        replicas = ", ".join(f"r{i}" for i in range(1, args.replicas + 1))
+        invariants = "\n".join(f"    {name}" for name in INVARIANTS)
+        (work / "bench.cfg").write_text(
+            f"CONSTANTS\n    Replicas = {{{replicas}}}\n    LogSize = {args.log_size}\n"
+            f"    MaxRecords = {args.max_records}\n    MaxLeaderEpoch = {args.max_leader_epoch}\n"
+            f"INIT Init\nNEXT Next\nINVARIANTS\n{invariants}\nCHECK_DEADLOCK FALSE\n")
+        before, t0 = cpu(resource.RUSAGE_CHILDREN), time.monotonic()
+        done = subprocess.run(tlc_command(tlc, f"{args.spec}.tla", "bench.cfg"), cwd=work,
+                              capture_output=True, text=True, timeout=args.timeout)
+        seconds, cpu_seconds = time.monotonic() - t0, cpu(resource.RUSAGE_CHILDREN) - before
+        found = DISTINCT.findall(done.stdout)
+        if not found:
+            tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+            return {"error": f"TLC exit {done.returncode}, no distinct-state count", "output": tail}
+        distinct = int(found[-1].replace(",", ""))
+        return {"spec": args.spec, "replicas": args.replicas, "log_size": args.log_size,
+                "max_records": args.max_records, "max_leader_epoch": args.max_leader_epoch,
+                "exit": done.returncode, "distinct_states": distinct, "seconds": round(seconds, 2),
+                "cpu_seconds": round(cpu_seconds, 2),
+                "distinct_states_per_cpu_second": round(distinct / cpu_seconds, 1) if cpu_seconds else 0.0}
+    except subprocess.TimeoutExpired:
+        return {"error": f"TLC ran past --timeout {args.timeout} s"}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_kcheck(args: argparse.Namespace) -> dict[str, Any]:
+    rc = load_config(model="replication", preset=args.preset)
+    model = rc.build()
+    before, t0 = cpu(resource.RUSAGE_SELF), time.monotonic()
+    r = explore(model, workers=1)
+    seconds, cpu_seconds = time.monotonic() - t0, cpu(resource.RUSAGE_SELF) - before
+    return {"model": "replication", "preset": args.preset, "result": r.result, "distinct_states": r.distinct_states,
+            "depth": r.depth, "seconds": round(seconds, 2), "cpu_seconds": round(cpu_seconds, 2),
+            "distinct_states_per_cpu_second": round(r.distinct_states / cpu_seconds, 1) if cpu_seconds else 0.0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--spec", default="Kip320", help="the TLA+ module (default Kip320)")
+    ap.add_argument("--replicas", type=int, default=3)
+    ap.add_argument("--log-size", type=int, default=2)
+    ap.add_argument("--max-records", type=int, default=2)
+    ap.add_argument("--max-leader-epoch", type=int, default=2)
+    ap.add_argument("--preset", default="one-crash", help="kcheck's replication preset (default one-crash)")
+    ap.add_argument("--timeout", type=float, default=3600.0, help="TLC's time limit in seconds")
+    args = ap.parse_args(argv)
+    try:
+        kcheck = run_kcheck(args)
+    except ConfigError as e:
+        print(f"bench_tlc: {e}", file=sys.stderr)
+        return 2
+    tlc = run_tlc(args)
+    out: dict[str, Any] = {"kcheck": kcheck, "tlc": tlc}
+    if tlc.get("distinct_states_per_cpu_second"):
+        out["ratio"] = round(kcheck["distinct_states_per_cpu_second"] / tlc["distinct_states_per_cpu_second"], 2)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
