@@ -37,6 +37,23 @@ def test_symbolic_successors_are_the_model_successors(smoke):
     assert r.states >= 10 and r.transitions > 20
 
 
+def test_a_lost_pre_vote_conforms():
+    """The states where a rejection that loses a pre-vote is in flight to its Prospective (the
+    immediate transition of KafkaRaftClient.maybeHandleElectionLoss): a small BFS sample need not
+    hold one, so they are picked out of the whole smoke space and checked both ways."""
+    from model.kraft.rules import PROSPECTIVE
+    from model.kraft.state import VOTE_RESPONSE
+    model, ctx = setup("smoke")
+    lost = [s for s in C.sample(model, 5_000)
+            if any(m.kind == VOTE_RESPONSE and not m.granted and s.nodes[m.dst].role == PROSPECTIVE
+                   for m in s.network)]
+    assert len(lost) >= 3
+    rel = C.Relation(ctx)
+    assert C.check_transitions(model, ctx, lost, rel).failures == []
+    r = C.check_successors(model, ctx, lost, rel)
+    assert r.failures == [] and r.states >= 3
+
+
 def test_three_voters_with_faults_deep_states():
     """Random walks of the default configuration (3 voters, a fault, restarts, cut links):
     Fetch with records, truncation and elections appear only deep in the space."""

@@ -26,7 +26,7 @@ from model.kraft.rules import (
 )
 from model.kraft.state import (
     BQE_REQUEST, CHECK_QUORUM_RESIGN, DATA, ELECTED_AFTER_RESTART, FATAL_NON_MONOTONIC_HW,
-    FATAL_TRUNCATE_BELOW_HW, LEADER_CHANGE, MESSAGE_NAMES, NO_EVENT, TRUNCATED, VOTE_REQUEST,
+    FATAL_TRUNCATE_BELOW_HW, LEADER_CHANGE, MESSAGE_NAMES, NO_EVENT, PRE_VOTE_LOST, TRUNCATED, VOTE_REQUEST,
 )
 from model.kraft.variants import Protocol
 
@@ -464,9 +464,7 @@ def election_timeout(c: Ctx, s: Sym, i: int) -> Step:
         inner = cases(no(s), [
             (z3.Or(role == UNATTACHED, role == CANDIDATE),
              lambda: Step(z3.Not(single_stuck), become_prospective(c, s, i))),
-            (role == PROSPECTIVE,
-             lambda: ok(ite(s[("leader", i)] != NO_ID, become_follower(c, s, i, epoch, s[("leader", i)]),
-                            become_unattached(c, s, i, epoch)))),
+            (role == PROSPECTIVE, lambda: ok(prospective_after_election_loss(c, s, i))),
             (z3.And(role == RESIGNED, below), lambda: ok(become_unattached(c, s, i, epoch + 1))),
         ])
     inner = expired(c, inner)
@@ -622,6 +620,12 @@ def handle_vote_request(c: Ctx, s: Sym, src: int, i: int) -> Step:
     return Step(present, post)
 
 
+def prospective_after_election_loss(c: Ctx, s: Sym, i: int) -> Sym:
+    """client.prospective_transition_after_election_loss."""
+    epoch, leader = s[("epoch", i)], s[("leader", i)]
+    return ite(leader != NO_ID, become_follower(c, s, i, epoch, leader), become_unattached(c, s, i, epoch))
+
+
 def handle_vote_response(c: Ctx, s: Sym, src: int, i: int) -> Step:
     """client.handle_vote_response."""
     k = (VOTE_REQUEST, i, src)
@@ -633,11 +637,14 @@ def handle_vote_response(c: Ctx, s: Sym, src: int, i: int) -> Step:
     votes = [z3.If(granted, GRANTED, REJECTED) if j == src else t[("votes", i, j)] for j in range(c.n)]
     tallied = t.set({("votes", i, j): votes[j] for j in range(c.n)})
     won = z3.And(granted, is_vote_granted(c, votes))
+    lost = z3.And(z3.Not(granted), is_vote_rejected(c, votes), role == PROSPECTIVE)
     forward = cases(ok(tallied), [
         (z3.And(won, role == PROSPECTIVE),
          lambda: Step(t[("epoch", i)] < c.p.max_epoch, become_candidate(c, tallied, i))),
         (z3.And(won, role == CANDIDATE),
          lambda: Step(can_become_leader(c, t, i), become_leader(c, tallied, i))),
+        (lost, lambda: ok(prospective_after_election_loss(c, tallied, i).set(
+            {("last_event",): z3.IntVal(PRE_VOTE_LOST)}))),
     ])
     out = cases(forward, [
         (z3.Or(handled, error != NONE), lambda: ok(t)),
