@@ -54,10 +54,10 @@ def cpu(who: int) -> float:
     return r.ru_utime + r.ru_stime
 
 
-def tlc_command(tlc: str, spec: str, cfg: str) -> list[str]:
+def tlc_command(tlc: str, spec: str, cfg: str, work: Path) -> list[str]:
     if tlc.endswith(".jar"):
         return ["java", "-XX:+UseParallelGC", "-cp", tlc, "tlc2.TLC", "-workers", "1", "-config", cfg,
-                "-metadir", tempfile.mkdtemp(prefix="tlc-meta-"), spec]
+                "-metadir", str(work / "meta"), spec]
     return [tlc, "1", spec, cfg]
 
 
@@ -82,7 +82,7 @@ def run_tlc(args: argparse.Namespace) -> dict[str, Any]:
             f"    MaxRecords = {args.max_records}\n    MaxLeaderEpoch = {args.max_leader_epoch}\n"
             f"INIT Init\nNEXT Next\nINVARIANTS\n{invariants}\nCHECK_DEADLOCK FALSE\n")
         before, t0 = cpu(resource.RUSAGE_CHILDREN), time.monotonic()
-        done = subprocess.run(tlc_command(tlc, f"{args.spec}.tla", "bench.cfg"), cwd=work,
+        done = subprocess.run(tlc_command(tlc, f"{args.spec}.tla", "bench.cfg", work), cwd=work,
                               capture_output=True, text=True, timeout=args.timeout)
         seconds, cpu_seconds = time.monotonic() - t0, cpu(resource.RUSAGE_CHILDREN) - before
         found = DISTINCT.findall(done.stdout)
