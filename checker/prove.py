@@ -88,8 +88,9 @@ def _provable_lemmas(model: str) -> list[str]:
 
 # Action kinds a symbolic encoding leaves out: a configuration must switch them off
 # (the model's `disabled_actions`), or a proof would be of another model.
-_UNENCODED = {"replication": ("ElectLeaders",)}
-_SWITCH_OFF = {"replication": "--set preferred_elections=false (and unclean_elect_leaders false)"}
+_UNENCODED = {"replication": ("ElectLeaders", "AlterPartitionReassignments")}
+_SWITCH_OFF = {"ElectLeaders": "--set preferred_elections=false (and unclean_elect_leaders false)",
+               "AlterPartitionReassignments": "--set reassignments=0"}
 
 
 def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
@@ -120,8 +121,12 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
     off = dict(getattr(model, "disabled_actions", dict)())
     missing = [k for k in _UNENCODED.get(rc.model, ()) if k not in off]
     if missing:
+        how = "; ".join(_SWITCH_OFF[k] for k in missing)
         raise ConfigError(f"the {rc.model} encoding has no {', '.join(missing)}, which this configuration enables; "
-                          f"switch it off with {_SWITCH_OFF[rc.model]} (spec/proofs.md, \"What is encoded\")")
+                          f"switch it off with {how} (spec/proofs.md, \"What is encoded\")")
+    if getattr(model.params, "replication_factor", None) not in (None, model.params.n):
+        raise ConfigError(f"the {rc.model} encoding makes every broker a replica; leave replication_factor at 0 "
+                          f"(spec/proofs.md, \"What is encoded\")")
     return rc, ctx, model, targets
 
 

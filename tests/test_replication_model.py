@@ -123,7 +123,8 @@ def test_smoke_reaches_every_witness_and_enables_every_action():
     """Vacuity guard: the small preset reaches every sometimes-property and every action kind."""
     result = explore(build("smoke"), workers=2)
     assert result.result == "ok" and result.unreached == [] and result.never_enabled == []
-    assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2"}
+    assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2",
+                               "AlterPartitionReassignments": "reassignments = 0"}
 
 
 def test_the_last_known_leader_is_elected_on_its_preset_and_the_witness_is_declared_only_there():
@@ -139,7 +140,8 @@ def test_the_last_known_leader_is_elected_on_its_preset_and_the_witness_is_decla
 
 def test_a_zero_budget_is_reported_as_off_by_config_not_as_covered():
     result = explore(build("smoke", losses=0, fences=0))
-    assert result.disabled == {"DropMessage": "losses = 0", "ElectLeaders": "max_leader_epoch < 2"}
+    assert result.disabled == {"DropMessage": "losses = 0", "ElectLeaders": "max_leader_epoch < 2",
+                               "AlterPartitionReassignments": "reassignments = 0"}
     assert "DropMessage" not in result.never_enabled and result.action_counts["DropMessage"] == 0
     assert "FenceBroker" not in result.disabled  # a dead broker is fenced for free
 
@@ -151,7 +153,8 @@ def test_default_reaches_every_witness_and_action_within_its_first_700k_states()
     result = explore(build("default"), workers=2, max_states=700_000)
     assert result.result == "incomplete" and result.reduction
     assert result.unreached == [] and result.never_enabled == []
-    assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2"}
+    assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2",
+                               "AlterPartitionReassignments": "reassignments = 0"}
 
 
 @pytest.mark.slow
@@ -164,7 +167,8 @@ def test_default_passes_and_reaches_everything():
     assert result.result == "ok" and result.reduction
     assert result.distinct_states == 5_430_858 and result.depth == 40
     assert result.unreached == [] and result.never_enabled == []
-    assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2"}
+    assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2",
+                               "AlterPartitionReassignments": "reassignments = 0"}
 
 
 def test_one_crash_leaves_leaderless_and_drop_message_out():
@@ -174,7 +178,8 @@ def test_one_crash_leaves_leaderless_and_drop_message_out():
     assert result.distinct_states == 281_386 and result.depth == 35
     assert result.unreached == ["leaderless"]
     assert result.never_enabled == []
-    assert result.disabled == {"DropMessage": "losses = 0", "ElectLeaders": "max_leader_epoch < 2"}
+    assert result.disabled == {"DropMessage": "losses = 0", "ElectLeaders": "max_leader_epoch < 2",
+                               "AlterPartitionReassignments": "reassignments = 0"}
 
 
 def test_alter_partition_answer_to_an_older_partition_epoch_is_ignored():

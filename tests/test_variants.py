@@ -13,7 +13,7 @@ from model.replication.variants import Rules
 def test_every_replication_variant_has_rules_and_unknown_ones_are_refused() -> None:
     names = [v.name for v in load_definition("replication").variants]
     assert all(isinstance(Rules.of(n), Rules) for n in names)
-    assert sum(Rules.of(n) == Rules() for n in names) == 4  # kafka-4.1 and the three configuration variants
+    assert sum(Rules.of(n) == Rules() for n in names) == 5  # kafka-4.1 and the four configuration variants
     with pytest.raises(KeyError):
         Rules.of("no-such-variant")
 

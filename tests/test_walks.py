@@ -378,10 +378,10 @@ def test_a_worker_with_other_code_refuses_to_walk():
 
 def test_cli_invariant_selects_what_the_walks_check(capsys) -> None:
     """`--invariant` as in `kcheck check`: R2 on last-replica-standing breaks candidate_completeness
-    (first at walk 325 of these); checking log_matching alone, which BFS proves there, the same
+    (within the first 1,500 of these); checking log_matching alone, which BFS proves there, the same
     walks find nothing, also in a process pool (workers rebuild the selection from the ModelSpec)."""
     base = ["simulate", "--preset", "last-replica-standing", "--variant", "truncate-to-hw-diverge",
-            "--walks", "400", "--depth", "30", "--swarm", "--json", "--quiet"]
+            "--walks", "1500", "--depth", "30", "--swarm", "--json", "--quiet"]
     code = main(base)
     every = json.loads(capsys.readouterr().out)
     assert code == 1 and [v["invariant"] for v in every["violations"]] == ["candidate_completeness"]

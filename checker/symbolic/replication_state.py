@@ -169,6 +169,7 @@ def values(layout: Layout, s: State) -> list[tuple[Key, Any]]:
             out += [(("lep", i, k), e.epoch), (("lval", i, k), e.value)]
         isr, pend = _bits(n, b.isr), _bits(n, b.pending)
         out += [(("isr", i, j), isr[j]) for j in range(n)] + [(("pend", i, j), pend[j]) for j in range(n)]
+        assert b.replicas == (tuple(range(n)) if b.leader == i else ()), "the encoding makes every broker a replica"
         if b.leader == i:
             assert len(b.followers) == n, "a leader without follower state"
             fs = b.followers
@@ -186,6 +187,7 @@ def values(layout: Layout, s: State) -> list[tuple[Key, Any]]:
     for x, r in enumerate(log):
         p = start + x
         assert r.partition_epoch == p and p <= layout.P and r.replicas == tuple(range(n))
+        assert not r.removing and not r.adding, "the encoding has no reassignment"
         isr, elr, lke = _bits(n, r.isr), _bits(n, r.elr), _lke_bits(n, r.last_known_elr)
         out += [(("c_isr", p, j), isr[j]) for j in range(n)] + [(("c_elr", p, j), elr[j]) for j in range(n)]
         out += [(("c_lke", p, j), lke[j]) for j in range(n + 1)]
@@ -352,7 +354,7 @@ def decode(layout: Layout, model: z3.ModelRef, sym: Sym, epochs: Iterable[int] =
         brokers.append(Broker(ev(("alive", i)), ev(("bepoch", i)), ev(("clean", i)), ev(("meta", i)),
                               _log(ev, "lep", "lval", (i,), ev(("leo", i)), L), ev(("hw", i)), leader, ev(("le", i)),
                               ev(("pe", i)), _set(ev, "isr", (i,), n), _set(ev, "pend", (i,), n), ev(("leso", i)),
-                              followers))
+                              followers, tuple(range(n)) if leader == i else ()))
     regs = tuple(BrokerRegistration(ev(("rep", i)), ev(("fenced", i)), False) for i in range(n))
     start, latest = ev(("c_start",)), ev(("c_latest",))
     start, latest = max(0, min(start, layout.P)), max(0, min(latest, layout.P))
@@ -365,7 +367,7 @@ def decode(layout: Layout, model: z3.ModelRef, sym: Sym, epochs: Iterable[int] =
                     if ev(("hp", v)))
     acked = tuple(v for v in range(layout.V) if ev(("acked", v)))
     history = History(ev(("next",)), pending, acked, _log(ev, "eep", "eval", (), ev(("elen",)), L), ev(("crashes",)),
-                      ev(("lossy",)), ev(("fences",)), ev(("losses",)))
+                      ev(("lossy",)), ev(("fences",)), ev(("losses",)), 0)
     return State(tuple(brokers), Controller(regs, log),
                  tuple(sorted(x for x in msgs if isinstance(x, FetchRequest))),
                  tuple(sorted(x for x in msgs if isinstance(x, FetchResponse))),

@@ -23,6 +23,10 @@ class ElectLeaders(NamedTuple):
     election: str  # "PREFERRED" or "UNCLEAN" (ElectionType)
 
 
+class AlterPartitionReassignments(NamedTuple):
+    target: tuple[int, ...]  # the target replicas, ascending
+
+
 # brokers
 class ReplayMetadata(NamedTuple):
     broker: int
@@ -93,4 +97,5 @@ ACTION_KINDS = (
     "Restart",
     "DropMessage",
     "ElectLeaders",
+    "AlterPartitionReassignments",
 )

@@ -105,8 +105,9 @@ def leader_progress(s: State, ctx: Context, b: int) -> State:
         maximal, caught_up = lb.maximal_isr, waited_for(s, b, lb, ctx)
     else:  # variant R7 (pre-KIP-497): the committed ISR only, a pending expansion is not waited for
         maximal, caught_up = lb.isr, ()
+    min_isr = effective_min_isr(ctx, lb)
     hw = leader_hw(
-        hw=lb.hw, leader_leo=leo, isr=lb.isr, maximal_isr=maximal, min_isr=ctx.p.min_isr, leader_id=b,
+        hw=lb.hw, leader_leo=leo, isr=lb.isr, maximal_isr=maximal, min_isr=min_isr, leader_id=b,
         follower_leo={f: lb.followers[f].leo for f in range(len(s.brokers)) if f != b},
         caught_up_eligible=caught_up, strict_min_isr=ctx.r.strict_min_isr,
     )
@@ -117,7 +118,7 @@ def leader_progress(s: State, ctx: Context, b: int) -> State:
         done = [p for p in h.pending if p.leader == b and p.leader_epoch == lb.leader_epoch and p.offset < hw]
         if done:
             acked = h.acked
-            if len(maximal) >= ctx.p.min_isr:
+            if len(maximal) >= min_isr:
                 acked = tuple(sorted(acked + tuple(p.value for p in done)))
             h = h._replace(pending=tuple(p for p in h.pending if p not in done), acked=acked)
     readable = lb.log[:hw]
@@ -126,14 +127,24 @@ def leader_progress(s: State, ctx: Context, b: int) -> State:
     return s if h is s.history else s._replace(history=h)
 
 
+def effective_min_isr(ctx: Context, lb: Broker) -> int:
+    """Partition.effectiveMinIsr: min.insync.replicas, at most the leader's replica count."""
+    return min(ctx.p.min_isr, len(lb.replicas))
+
+
 def become_leader(broker: Broker, b: int, reg: PartitionRegistration, n: int) -> Broker:
-    """Partition.makeLeader: a new leader epoch starts at the local LEO and forgets followers' state."""
+    """Partition.makeLeader: a new leader epoch starts at the local LEO and forgets followers' state;
+    updateAssignmentAndIsr forgets the state of a replica that left the replica set."""
     if reg.leader_epoch > broker.leader_epoch or broker.leader != b:
         return broker._replace(
             leader=b, leader_epoch=reg.leader_epoch, partition_epoch=reg.partition_epoch, isr=reg.isr,
-            pending=(), leso=len(broker.log), followers=(NO_FOLLOWER,) * n,
+            pending=(), leso=len(broker.log), followers=(NO_FOLLOWER,) * n, replicas=reg.replicas,
         )
-    return broker._replace(partition_epoch=reg.partition_epoch, isr=reg.isr, pending=())
+    followers = broker.followers
+    if reg.replicas != broker.replicas:
+        followers = tuple(x if f in reg.replicas else NO_FOLLOWER for f, x in enumerate(followers))
+    return broker._replace(partition_epoch=reg.partition_epoch, isr=reg.isr, pending=(), followers=followers,
+                           replicas=reg.replicas)
 
 
 def become_follower(broker: Broker, reg: PartitionRegistration, ctx: Context) -> Broker:
@@ -141,17 +152,28 @@ def become_follower(broker: Broker, reg: PartitionRegistration, ctx: Context) ->
     new_epoch = reg.leader_epoch > broker.leader_epoch
     broker = broker._replace(
         leader=reg.leader, leader_epoch=reg.leader_epoch, partition_epoch=reg.partition_epoch,
-        isr=(), pending=(), leso=UNKNOWN, followers=(),
+        isr=(), pending=(), leso=UNKNOWN, followers=(), replicas=(),
     )
     if new_epoch and not ctx.r.truncate_by_epoch:
         broker = broker._replace(log=broker.log[: broker.hw])  # variant truncate-to-hw (R1)
     return broker
 
 
+def stop_replica(broker: Broker, reg: PartitionRegistration) -> Broker:
+    """ReplicaManager.applyDelta, LocalReplicaChanges.deletes: a broker no longer among the
+    replicas stops its fetcher and deletes its log; added back, it starts from an empty log."""
+    return broker._replace(
+        log=(), hw=0, leader=NO_LEADER, leader_epoch=UNKNOWN, partition_epoch=reg.partition_epoch,
+        isr=(), pending=(), leso=UNKNOWN, followers=(), replicas=(),
+    )
+
+
 def apply_registration(broker: Broker, b: int, reg: PartitionRegistration, ctx: Context) -> Broker:
     """ReplicaManager.applyDelta for one partition: ignore records older than the local partition epoch."""
     if reg.partition_epoch < broker.partition_epoch:
         return broker
+    if b not in reg.replicas:
+        return stop_replica(broker, reg)
     if reg.leader == b:
         return become_leader(broker, b, reg, ctx.p.n)
     return become_follower(broker, reg, ctx)
@@ -177,7 +199,7 @@ def follower_stutter(s: State, b: int) -> bool:
     if not x.alive or x.leader == b or x.meta >= s.controller.partition.partition_epoch:
         return False
     reg = s.controller.record(x.meta + 1)
-    return reg.leader == x.leader and reg.leader_epoch == x.leader_epoch
+    return reg.leader == x.leader and reg.leader_epoch == x.leader_epoch and b in reg.replicas
 
 
 def absorb_follower_replays(s: State, ctx: Context) -> State:
@@ -226,6 +248,8 @@ def handle_fetch(s: State, ctx: Context, req: FetchRequest) -> State | None:
     elif ctx.r.current_leader_epoch and req.leader_epoch < lb.leader_epoch:  # KIP-320 (variant R4)
         resp = _fetch_error(req, F_FENCED)
     elif ctx.r.current_leader_epoch and req.leader_epoch > lb.leader_epoch:
+        resp = _fetch_error(req, F_UNKNOWN)
+    elif f not in lb.replicas:  # Partition.followerReplicaOrThrow: not (or not yet) a replica
         resp = _fetch_error(req, F_UNKNOWN)
     else:
         diverging = fetch_divergence(
@@ -370,7 +394,7 @@ def produce(s: State, ctx: Context, b: int, value: int) -> State | None:
     h = s.history
     if not lb.alive or lb.leader != b or value != h.next_value or value >= ctx.p.values:
         return None
-    if len(lb.isr) < ctx.p.min_isr:
+    if len(lb.isr) < effective_min_isr(ctx, lb):
         return None  # NOT_ENOUGH_REPLICAS: rejected, nothing written
     offset = len(lb.log)
     lb = lb._replace(log=lb.log + (LogEntry(lb.leader_epoch, value),))

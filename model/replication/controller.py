@@ -12,7 +12,9 @@ Model conventions, where they differ from Kafka's data types:
   The replica list keeps its order (it is the election order).
 - `brokers` is indexed by broker id; an id outside it (or a None slot) is "not registered".
 - Every log directory is online (LeaderAcceptor's hasOnlineDir is always true).
-- There are no reassignments: the target replica set is always the current one.
+- A reassignment's target replica list is a set in ascending order (its first member is the
+  preferred leader); a new reassignment is asked for only when none is in progress, and none is
+  cancelled (kafka-reassign-partitions.sh --cancel is outside the model).
 - ElectLeaders is asked for the one partition the model has (no UNKNOWN_TOPIC_OR_PARTITION).
 - The model is at the latest metadata.version (ELR supported, leader recovery supported, no
   leader-epoch bump on ISR shrink); `leader_epoch_bump_on_isr_shrink=True` gives the pre-3.6 rule.
@@ -44,6 +46,10 @@ NEW_LEADER_ELECTED = "NEW_LEADER_ELECTED"
 ELECTION_NOT_NEEDED = "ELECTION_NOT_NEEDED"
 PREFERRED_LEADER_NOT_AVAILABLE = "PREFERRED_LEADER_NOT_AVAILABLE"
 ELIGIBLE_LEADERS_NOT_AVAILABLE = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
+# AlterPartitionReassignments answers (validateManualPartitionAssignment; an exception thrown
+# while building the record: ApiError.fromThrowable)
+INVALID_REPLICA_ASSIGNMENT = "INVALID_REPLICA_ASSIGNMENT"
+UNKNOWN_SERVER_ERROR = "UNKNOWN_SERVER_ERROR"
 
 # ElectLeadersRequest's electionType (org.apache.kafka.common.ElectionType)
 ELECTION_TYPES = (PREFERRED, UNCLEAN)
@@ -84,6 +90,7 @@ def elect_leader(
     last_known_elr: tuple[int, ...],
     *,
     use_last_known_leader: bool = True,
+    target_replicas: tuple[int, ...] | None = None,
 ) -> tuple[int, bool]:
     """PartitionChangeBuilder.electLeader: (new leader or NO_LEADER, whether the election is unclean).
 
@@ -100,6 +107,7 @@ def elect_leader(
       that member is acceptable. It is elected as an unclean election.
     `target_elr` is the ELR after PartitionChangeBuilder.maybePopulateTargetElr; `last_known_elr`
     is the registration's LastKnownELR (Kafka reads `partition.lastKnownElr`, not the target).
+    Replica order is the target replicas' (`target_replicas`, the registration's when None).
     """
     if election not in ELECTIONS:
         raise ValueError(f"election must be one of {ELECTIONS}, not {election!r}")
@@ -118,7 +126,7 @@ def elect_leader(
             return False
         return last_known_elr[0] in acceptable  # KAFKA-19522
 
-    replicas = reg.replicas
+    replicas = reg.replicas if target_replicas is None else target_replicas
     if election == PREFERRED:
         if replicas and valid(replicas[0]):
             return replicas[0], False
@@ -153,6 +161,9 @@ class _Record(NamedTuple):
     elr: tuple[int, ...] | None
     last_known_elr: tuple[int, ...] | None
     recovering: bool | None
+    replicas: tuple[int, ...] | None = None
+    removing: tuple[int, ...] | None = None
+    adding: tuple[int, ...] | None = None
 
     def is_no_op(self) -> bool:
         """PartitionChangeBuilder.changeRecordIsNoOp."""
@@ -162,7 +173,39 @@ class _Record(NamedTuple):
             and self.elr is None
             and self.last_known_elr is None
             and self.recovering is None
+            and self.replicas is None
+            and self.removing is None
+            and self.adding is None
         )
+
+
+def reassignment_replicas(current: tuple[int, ...], target: tuple[int, ...]) -> tuple[
+        tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """PartitionReassignmentReplicas(currentAssignment, targetAssignment): (replicas, removing,
+    adding). Removing = current - target and adding = target - current, each ascending; replicas =
+    the target followed by the removing replicas."""
+    removing = tuple(sorted(set(current) - set(target)))
+    adding = tuple(sorted(set(target) - set(current)))
+    return tuple(target) + removing, removing, adding
+
+
+def maybe_complete_reassignment(
+    replicas: tuple[int, ...], removing: tuple[int, ...], adding: tuple[int, ...], target_isr: tuple[int, ...],
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """PartitionReassignmentReplicas.maybeCompleteReassignment: (replicas, ISR) once the reassignment
+    can finish, else None. It finishes when the ISR without the removing replicas is non-empty and
+    holds every replica left; the removing replicas leave replicas and ISR."""
+    if not removing and not adding:
+        return None
+    isr, left = tuple(target_isr), tuple(replicas)
+    if removing:
+        isr = tuple(r for r in target_isr if r not in removing)
+        left = tuple(r for r in replicas if r not in removing)
+        if not isr or not left:
+            return None
+    if not set(left) <= set(isr):
+        return None
+    return left, isr
 
 
 def _sorted(xs: Iterable[int]) -> tuple[int, ...]:
@@ -181,9 +224,19 @@ def _build_record(
     target_recovering: bool | None,
     use_last_known_leader: bool,
     leader_epoch_bump_on_isr_shrink: bool,
+    target_reassignment: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None = None,
+    reassignment_epoch_bump: bool = True,
 ) -> _Record:
     """PartitionChangeBuilder.build, up to (not including) the merge into a registration."""
     t_isr = _sorted(reg.isr if target_isr is None else target_isr)
+    t_replicas, t_removing, t_adding = (
+        (reg.replicas, reg.removing, reg.adding) if target_reassignment is None else target_reassignment)
+
+    # completeReassignmentIfNeeded
+    completed = maybe_complete_reassignment(t_replicas, t_removing, t_adding, t_isr)
+    if completed is not None:
+        t_replicas, t_isr = completed[0], _sorted(completed[1])
+        t_removing, t_adding = (), ()
     t_elr = _sorted(reg.elr)
     t_lke = _sorted(reg.last_known_elr)
     t_recovering = reg.recovering if target_recovering is None else target_recovering
@@ -205,7 +258,7 @@ def _build_record(
     recovering_field: bool | None = None
     winner, unclean = elect_leader(
         reg, t_isr, t_elr, acceptable, election, elr_enabled, reg.last_known_elr,
-        use_last_known_leader=use_last_known_leader,
+        use_last_known_leader=use_last_known_leader, target_replicas=t_replicas,
     )
     if winner != reg.leader:
         if winner in t_elr:  # elected from the ELR: it becomes the sole ISR member
@@ -217,7 +270,9 @@ def _build_record(
             if not reg.recovering:
                 recovering_field = True
 
-    # (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded: no reassignments in the model)
+    # triggerLeaderEpochBumpForReplicaReassignmentIfNeeded: a replica leaves the replica set
+    if reassignment_epoch_bump and leader == _NO_LEADER_CHANGE and not set(reg.replicas) <= set(t_replicas):
+        leader = reg.leader
 
     # maybeUpdateRecordElr
     elr_field: tuple[int, ...] | None = None
@@ -256,14 +311,18 @@ def _build_record(
     if t_recovering != reg.recovering:
         recovering_field = t_recovering
 
-    return _Record(leader, isr_field, elr_field, lke_field, recovering_field)
+    # setAssignmentChanges
+    return _Record(leader, isr_field, elr_field, lke_field, recovering_field,
+                   replicas=None if tuple(t_replicas) == reg.replicas else tuple(t_replicas),
+                   removing=None if tuple(t_removing) == reg.removing else tuple(t_removing),
+                   adding=None if tuple(t_adding) == reg.adding else tuple(t_adding))
 
 
 def _merge(reg: PartitionRegistration, record: _Record) -> PartitionRegistration:
     """PartitionRegistration.merge: the leader epoch rises iff the record sets the leader field."""
     bump = record.leader != _NO_LEADER_CHANGE
     return PartitionRegistration(
-        replicas=reg.replicas,
+        replicas=reg.replicas if record.replicas is None else record.replicas,
         isr=_sorted(reg.isr) if record.isr is None else _sorted(record.isr),
         elr=_sorted(reg.elr) if record.elr is None else _sorted(record.elr),
         last_known_elr=_sorted(reg.last_known_elr) if record.last_known_elr is None else _sorted(record.last_known_elr),
@@ -271,6 +330,8 @@ def _merge(reg: PartitionRegistration, record: _Record) -> PartitionRegistration
         leader_epoch=reg.leader_epoch + 1 if bump else reg.leader_epoch,
         partition_epoch=reg.partition_epoch + 1,
         recovering=reg.recovering if record.recovering is None else record.recovering,
+        removing=reg.removing if record.removing is None else record.removing,
+        adding=reg.adding if record.adding is None else record.adding,
     )
 
 
@@ -286,10 +347,16 @@ def partition_change(
     target_recovering: bool | None = None,
     use_last_known_leader: bool = True,
     leader_epoch_bump_on_isr_shrink: bool = False,
+    target_reassignment: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None = None,
+    reassignment_epoch_bump: bool = True,
 ) -> PartitionRegistration | None:
     """PartitionChangeBuilder.build, merged as PartitionRegistration.merge: the next registration, or None.
 
     Steps, in Kafka's order:
+    0. completeReassignmentIfNeeded: with a reassignment in progress (the registration's, or
+       `target_reassignment` = (replicas, removing, adding)), once the target ISR without the
+       removing replicas is non-empty and holds every remaining replica, the removing replicas
+       leave the replicas and the target ISR and the reassignment ends (maybe_complete_reassignment).
     1. maybePopulateTargetElr (ELR enabled): with effective min ISR m = min(min_isr, |replicas|),
        |target ISR| >= m clears the target ELR; else target ELR := (ELR ∪ current ISR) − target ISR
        − unclean_shutdown_replicas.
@@ -304,7 +371,11 @@ def partition_change(
        keeps a leader, LastKnownELR := []. It is frozen while the partition stays leaderless.
        Note (source over protocol-rules.md §3): |ISR| >= min ISR does NOT itself clear LastKnownELR
        in production mode (useLastKnownLeaderInBalancedRecovery); only this step touches it.
+    Between 2 and 3, triggerLeaderEpochBumpForReplicaReassignmentIfNeeded: when a replica leaves
+    the replica set and the leader is not changing, the record sets the leader to itself, so the
+    leader epoch rises (`reassignment_epoch_bump=False`: variant R19 drops it).
     6. A target recovery state different from the current one is written (AlterPartition).
+    7. setAssignmentChanges: replicas, removing and adding replicas are written where they differ.
     Returns None when the record sets no field (changeRecordIsNoOp): nothing changes, no epoch moves.
     Otherwise partition_epoch + 1, and leader_epoch + 1 exactly when the record sets the leader
     (a leader change, incl. to NO_LEADER). An ISR shrink bumps the leader epoch only with
@@ -323,6 +394,8 @@ def partition_change(
         target_recovering=target_recovering,
         use_last_known_leader=use_last_known_leader,
         leader_epoch_bump_on_isr_shrink=leader_epoch_bump_on_isr_shrink,
+        target_reassignment=target_reassignment,
+        reassignment_epoch_bump=reassignment_epoch_bump,
     )
     if record.is_no_op():
         return None
@@ -336,6 +409,7 @@ def elect_leader_request(
     *,
     min_isr: int,
     elr_enabled: bool,
+    reassignment_epoch_bump: bool = True,
 ) -> tuple[str, PartitionRegistration | None]:
     """ReplicationControlManager.electLeader: one partition of an ElectLeaders request (and, for
     PREFERRED, of maybeBalancePartitionLeaders, the auto.leader.rebalance.enable task).
@@ -354,11 +428,74 @@ def elect_leader_request(
             election_type == UNCLEAN and reg.leader != NO_LEADER):
         return ELECTION_NOT_NEEDED, None
     change = partition_change(reg, acceptable=acceptable_leaders(brokers), min_isr=min_isr,
-                              elr_enabled=elr_enabled, election=election_type)
+                              elr_enabled=elr_enabled, election=election_type,
+                              reassignment_epoch_bump=reassignment_epoch_bump)
     if change is None:
         return (PREFERRED_LEADER_NOT_AVAILABLE if election_type == PREFERRED
                 else ELIGIBLE_LEADERS_NOT_AVAILABLE), None
     return NONE, change
+
+
+class _NotAssigned(Exception):
+    """PartitionRegistration.directory's IllegalArgumentException: the replica is not assigned."""
+
+
+class _AssignedAcceptor(frozenset):
+    """LeaderAcceptor over the registration the builder started from: asking about a broker that is
+    not among its replicas throws (PartitionRegistration.directory), as Kafka's does."""
+
+    replicas: frozenset[int]
+
+    def __new__(cls, acceptable: frozenset[int], replicas: tuple[int, ...]) -> "_AssignedAcceptor":
+        self = super().__new__(cls, acceptable)
+        self.replicas = frozenset(replicas)
+        return self
+
+    def __contains__(self, broker: object) -> bool:
+        if broker not in self.replicas:
+            raise _NotAssigned(broker)
+        return frozenset.__contains__(self, broker)
+
+
+def alter_partition_reassignment(
+    reg: PartitionRegistration,
+    brokers: tuple[BrokerRegistration, ...],
+    target: tuple[int, ...],
+    *,
+    min_isr: int,
+    elr_enabled: bool,
+    reassignment_epoch_bump: bool = True,
+) -> tuple[str, PartitionRegistration | None]:
+    """ReplicationControlManager.changePartitionReassignment (an AlterPartitionReassignments
+    request for the partition): (error, the record or None).
+
+    - A target that is empty, repeats a broker or names an unregistered one:
+      INVALID_REPLICA_ASSIGNMENT (validateManualPartitionAssignment), no record.
+    - Else PartitionChangeBuilder, election ONLINE, with replicas = target + removing, removing =
+      current - target, adding = target - current (reassignment_replicas). The build completes the
+      reassignment at once when the ISR already allows it (a reordering, or a removal whose
+      remaining replicas are all in the ISR). ("NONE", None) when nothing changes.
+    - The election asks LeaderAcceptor about a replica only when it could win (in the target ISR,
+      or the ISR is empty and it is in the ELR). LeaderAcceptor looks the replica's directory up in
+      the registration before the change, which throws for a replica being added: a leaderless
+      partition whose ELR names a replica being added gets UNKNOWN_SERVER_ERROR, no record."""
+    if not target or len(set(target)) != len(target) or any(_registration(brokers, b) is None for b in target):
+        return INVALID_REPLICA_ASSIGNMENT, None
+    replicas, removing, adding = reassignment_replicas(reg.replicas, target)
+    try:
+        change = partition_change(
+            reg, acceptable=_AssignedAcceptor(acceptable_leaders(brokers), reg.replicas), min_isr=min_isr,
+            elr_enabled=elr_enabled, target_reassignment=(replicas, removing or reg.removing, adding or reg.adding),
+            reassignment_epoch_bump=reassignment_epoch_bump,
+        )
+    except _NotAssigned:
+        return UNKNOWN_SERVER_ERROR, None
+    return NONE, change
+
+
+def reassigning(reg: PartitionRegistration) -> bool:
+    """PartitionRegistration.isReassigning: removing or adding replicas are set."""
+    return bool(reg.removing or reg.adding)
 
 
 def _validate_isr(replicas: tuple[int, ...], isr: list[int]) -> bool:
@@ -448,6 +585,7 @@ def alter_partition(
     election: str = ONLINE,
     check_member_epochs: bool = True,
     check_member_fenced: bool = True,
+    reassignment_epoch_bump: bool = True,
 ) -> tuple[str, PartitionRegistration | None]:
     """ReplicationControlManager.alterPartition for one partition: (error, new registration or None).
 
@@ -459,9 +597,10 @@ def alter_partition(
     - ("NONE", None): the request changes nothing and no record is written; Kafka still answers
       NONE with the CURRENT registration (leader, ISR, recovery state, leader epoch, partition
       epoch), so the caller must send back `reg` itself.
-    - ("NEW_LEADER_ELECTED", reg'): the change moved leadership away from the sender (only possible
-      when the sender itself is not acceptable, i.e. with check_member_fenced=False); Kafka writes
-      the record AND answers with this error and no registration.
+    - ("NEW_LEADER_ELECTED", reg'): the change moved leadership away from the sender: the new ISR
+      completed a reassignment that removes the sender, or (check_member_fenced=False) the sender
+      itself is not acceptable; Kafka writes the record AND answers with this error and no
+      registration.
     """
     error = validate_alter_partition(
         reg, brokers, broker_id=broker_id, broker_epoch=broker_epoch, leader_epoch=leader_epoch,
@@ -478,6 +617,7 @@ def alter_partition(
         election=election,
         target_isr=tuple(b for b, _ in new_isr),
         target_recovering=recovering,
+        reassignment_epoch_bump=reassignment_epoch_bump,
     )
     if change is not None and change.leader_epoch != reg.leader_epoch and change.leader != broker_id:
         return NEW_LEADER_ELECTED, change
@@ -494,6 +634,7 @@ def _leader_and_isr_update(
     min_isr: int,
     elr_enabled: bool,
     unclean_election: bool,
+    reassignment_epoch_bump: bool = True,
 ) -> PartitionRegistration | None:
     """ReplicationControlManager.generateLeaderAndIsrUpdates for one partition.
 
@@ -516,6 +657,7 @@ def _leader_and_isr_update(
         election=UNCLEAN if unclean_election else ONLINE,
         target_isr=tuple(r for r in reg.isr if r not in gone),
         unclean_shutdown_replicas=(broker_with_unclean_shutdown,) if broker_with_unclean_shutdown != NO_LEADER else (),
+        reassignment_epoch_bump=reassignment_epoch_bump,
     )
 
 
@@ -527,6 +669,7 @@ def handle_broker_fenced(
     min_isr: int,
     elr_enabled: bool,
     unclean_election: bool,
+    reassignment_epoch_bump: bool = True,
 ) -> PartitionRegistration | None:
     """ReplicationControlManager.handleBrokerFenced: remove the broker from the ISR, re-elect if it led.
 
@@ -539,6 +682,7 @@ def handle_broker_fenced(
     return _leader_and_isr_update(
         reg, brokers, broker_to_remove=broker_id,
         min_isr=min_isr, elr_enabled=elr_enabled, unclean_election=unclean_election,
+        reassignment_epoch_bump=reassignment_epoch_bump,
     )
 
 
@@ -556,6 +700,7 @@ def handle_broker_unfenced(
     min_isr: int,
     elr_enabled: bool,
     unclean_election: bool,
+    reassignment_epoch_bump: bool = True,
 ) -> PartitionRegistration | None:
     """ReplicationControlManager.handleBrokerUnfenced: re-examine leaderless partitions only.
 
@@ -567,6 +712,7 @@ def handle_broker_unfenced(
     return _leader_and_isr_update(
         reg, brokers, broker_to_add=broker_id,
         min_isr=min_isr, elr_enabled=elr_enabled, unclean_election=unclean_election,
+        reassignment_epoch_bump=reassignment_epoch_bump,
     )
 
 
@@ -579,6 +725,7 @@ def handle_broker_unclean_shutdown(
     elr_enabled: bool,
     unclean_election: bool,
     remove_from_elr: bool = True,
+    reassignment_epoch_bump: bool = True,
 ) -> PartitionRegistration | None:
     """ReplicationControlManager.handleBrokerUncleanShutdown (KAFKA-15586, KAFKA-18106, KAFKA-18635).
 
@@ -592,13 +739,15 @@ def handle_broker_unclean_shutdown(
     """
     if not elr_enabled or not remove_from_elr:
         return handle_broker_fenced(
-            reg, brokers, broker_id, min_isr=min_isr, elr_enabled=elr_enabled, unclean_election=unclean_election
+            reg, brokers, broker_id, min_isr=min_isr, elr_enabled=elr_enabled, unclean_election=unclean_election,
+            reassignment_epoch_bump=reassignment_epoch_bump,
         )
     if broker_id not in reg.isr and broker_id not in reg.elr:
         return None
     return _leader_and_isr_update(
         reg, brokers, broker_with_unclean_shutdown=broker_id,
         min_isr=min_isr, elr_enabled=elr_enabled, unclean_election=unclean_election,
+        reassignment_epoch_bump=reassignment_epoch_bump,
     )
 
 
@@ -606,6 +755,8 @@ __all__ = [
     "ONLINE", "UNCLEAN", "PREFERRED", "ELECTIONS",
     "NONE", "STALE_BROKER_EPOCH", "NOT_CONTROLLER", "FENCED_LEADER_EPOCH", "INVALID_REQUEST",
     "INVALID_UPDATE_VERSION", "INELIGIBLE_REPLICA", "NEW_LEADER_ELECTED",
+    "INVALID_REPLICA_ASSIGNMENT", "reassignment_replicas", "maybe_complete_reassignment",
+    "alter_partition_reassignment", "reassigning",
     "acceptable_leaders", "elect_leader", "partition_change", "validate_alter_partition", "alter_partition",
     "handle_broker_fenced", "handle_broker_in_controlled_shutdown", "handle_broker_unfenced",
     "handle_broker_unclean_shutdown",

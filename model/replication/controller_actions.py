@@ -41,7 +41,8 @@ def fence_broker(s: State, ctx: Context, b: int) -> State | None:
     if alive and ctx.p.fences >= 0:  # an unbounded budget keeps no count, so states differ less
         s = s._replace(history=s.history._replace(fences=s.history.fences + 1))
     change = rules.handle_broker_fenced(
-        s.controller.partition, regs, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr, unclean_election=ctx.p.unclean
+        s.controller.partition, regs, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr, unclean_election=ctx.p.unclean,
+        reassignment_epoch_bump=ctx.r.reassignment_epoch_bump,
     )
     return write(s, ctx, change)
 
@@ -55,7 +56,8 @@ def unfence_broker(s: State, ctx: Context, b: int) -> State | None:
     regs = set_registration(s, b, reg._replace(fenced=False))
     s = s._replace(controller=s.controller._replace(brokers=regs))
     change = rules.handle_broker_unfenced(
-        s.controller.partition, regs, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr, unclean_election=ctx.p.unclean
+        s.controller.partition, regs, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr, unclean_election=ctx.p.unclean,
+        reassignment_epoch_bump=ctx.r.reassignment_epoch_bump,
     )
     return write(s, ctx, change)
 
@@ -69,6 +71,7 @@ def handle_alter_partition(s: State, ctx: Context, req: AlterPartitionRequest) -
         leader_epoch=req.leader_epoch, partition_epoch=req.partition_epoch, new_isr=req.new_isr,
         recovering=req.recovering, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr,
         check_member_epochs=ctx.r.member_broker_epochs, check_member_fenced=ctx.r.member_fenced_check,
+        reassignment_epoch_bump=ctx.r.reassignment_epoch_bump,
     )
     written = write(s, ctx, change)
     if written is None:
@@ -85,11 +88,28 @@ def elect_leaders(s: State, ctx: Context, election: str) -> State | None:
     if not (ctx.p.preferred_elections if election == rules.PREFERRED else ctx.p.unclean_elect_leaders):
         return None
     error, change = rules.elect_leader_request(
-        s.controller.partition, s.controller.brokers, election, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr)
+        s.controller.partition, s.controller.brokers, election, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr,
+        reassignment_epoch_bump=ctx.r.reassignment_epoch_bump)
     if error != rules.NONE:
         return None
     return write(s, ctx, change)
 
 
+def alter_partition_reassignments(s: State, ctx: Context, target: tuple[int, ...]) -> State | None:
+    """An operator asks for the partition's replicas to become `target` (kafka-reassign-partitions.sh,
+    ReplicationControlManager.alterPartitionReassignments); one reassignment at a time."""
+    h = s.history
+    reg = s.controller.partition
+    if h.reassignments >= ctx.p.reassignments or rules.reassigning(reg) or target == reg.replicas:
+        return None
+    error, change = rules.alter_partition_reassignment(
+        reg, s.controller.brokers, target, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr,
+        reassignment_epoch_bump=ctx.r.reassignment_epoch_bump)
+    if error != rules.NONE or change is None:
+        return None
+    s = write(s, ctx, change)
+    return None if s is None else s._replace(history=h._replace(reassignments=h.reassignments + 1))
+
+
 __all__ = ["write", "set_registration", "fence_broker", "unfence_broker", "handle_alter_partition", "elect_leaders",
-           "leader_progress"]
+           "alter_partition_reassignments", "leader_progress"]

@@ -16,7 +16,7 @@ def _go_down(s: State, b: int, clean: bool) -> State:
     reset so that crashes differing only in lost memory are one state (restart rebuilds it)."""
     broker = s.brokers[b]._replace(
         alive=False, clean=clean, meta=UNKNOWN, leader=UNKNOWN, leader_epoch=UNKNOWN, partition_epoch=UNKNOWN,
-        isr=(), pending=(), leso=UNKNOWN, followers=(),
+        isr=(), pending=(), leso=UNKNOWN, followers=(), replicas=(),
     )
     brokers = set_broker(s, b, broker)
     h = s.history
@@ -41,7 +41,8 @@ def controlled_shutdown(s: State, ctx: Context, b: int) -> State | None:
     reg = s.controller.brokers[b]
     shutting = set_registration(s, b, reg._replace(in_controlled_shutdown=True))
     change = rules.handle_broker_in_controlled_shutdown(
-        s.controller.partition, shutting, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr, unclean_election=ctx.p.unclean
+        s.controller.partition, shutting, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr, unclean_election=ctx.p.unclean,
+        reassignment_epoch_bump=ctx.r.reassignment_epoch_bump,
     )
     s = write(s, ctx, change)
     if s is None:
@@ -90,6 +91,7 @@ def restart(s: State, ctx: Context, b: int) -> State | None:
         change = rules.handle_broker_unclean_shutdown(
             s.controller.partition, regs, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr,
             unclean_election=ctx.p.unclean, remove_from_elr=ctx.r.unclean_shutdown_leaves_elr,
+            reassignment_epoch_bump=ctx.r.reassignment_epoch_bump,
         )
         s = write(s, ctx, change)
         if s is None:
@@ -101,6 +103,7 @@ def restart(s: State, ctx: Context, b: int) -> State | None:
     broker = broker._replace(
         alive=True, epoch=epoch, clean=False, meta=latest.partition_epoch, log=log, hw=min(broker.hw, len(log)),
         leader=UNKNOWN, leader_epoch=UNKNOWN, partition_epoch=UNKNOWN, isr=(), pending=(), leso=UNKNOWN, followers=(),
+        replicas=(),
     )
     broker = apply_registration(broker, b, latest, ctx)
     return s._replace(brokers=set_broker(s, b, broker))

@@ -8,7 +8,7 @@ from model.replication import broker_actions, controller_actions, fault_actions,
 from model.replication.context import Context
 from model.replication.params import Params
 from model.replication.properties import explanations, properties
-from model.replication.records import BrokerRegistration, PartitionRegistration
+from model.replication.records import NO_LEADER, BrokerRegistration, PartitionRegistration
 from model.replication.state import (
     AP_ERRORS, FETCH_ERRORS, NO_FOLLOWER, UNKNOWN, Broker, Controller, History, State, compact,
 )
@@ -59,21 +59,28 @@ _STEP = {
     A.Restart: lambda s, c, a: fault_actions.restart(s, c, a.broker),
     A.DropMessage: lambda s, c, a: fault_actions.drop_message(s, c, a.message),
     A.ElectLeaders: lambda s, c, a: controller_actions.elect_leaders(s, c, a.election),
+    A.AlterPartitionReassignments: lambda s, c, a: controller_actions.alter_partition_reassignments(s, c, a.target),
 }
 
 
+def _targets(n: int) -> tuple[tuple[int, ...], ...]:
+    """Every non-empty set of brokers, ascending, as a reassignment target."""
+    return tuple(tuple(b for b in range(n) if mask >> b & 1) for mask in range(1, 1 << n))
+
+
 def initial_state(p: Params) -> State:
-    """Every broker registered and unfenced (epoch 1), broker 0 leads epoch 0 with a full ISR, empty logs."""
-    replicas = tuple(range(p.n))
+    """Every broker registered and unfenced (epoch 1); brokers 0..replication_factor-1 are the
+    replicas, broker 0 leads epoch 0 with a full ISR; empty logs."""
+    replicas = tuple(range(p.replication_factor))
     reg = PartitionRegistration(replicas, replicas, (), (), 0, 0, 0, False)
     brokers = []
-    for b in replicas:
-        broker = Broker(True, 1, False, 0, (), 0, 0, 0, 0, (), (), UNKNOWN, ())
+    for b in range(p.n):
+        broker = Broker(True, 1, False, 0, (), 0, 0 if b in replicas else NO_LEADER, 0, 0, (), (), UNKNOWN, (), ())
         if b == 0:
-            broker = broker._replace(isr=replicas, leso=0, followers=(NO_FOLLOWER,) * p.n)
+            broker = broker._replace(isr=replicas, leso=0, followers=(NO_FOLLOWER,) * p.n, replicas=replicas)
         brokers.append(broker)
-    controller = Controller(tuple(BrokerRegistration(1, False, False) for _ in replicas), (reg,))
-    return State(tuple(brokers), controller, (), (), (), (), History(0, (), (), (), 0, 0, 0, 0))
+    controller = Controller(tuple(BrokerRegistration(1, False, False) for _ in range(p.n)), (reg,))
+    return State(tuple(brokers), controller, (), (), (), (), History(0, (), (), (), 0, 0, 0, 0, 0))
 
 
 class ReplicationModel:
@@ -94,6 +101,7 @@ class ReplicationModel:
         self.fairness = liveness.FAIRNESS
         self.timeline = timeline
         self._lifted: list[tuple[str, ReplicationModel]] | None = None
+        self._targets = _targets(self.params.n)
 
     def bound_blocked(self, s: State) -> list[tuple[Any, str]]:
         """The fair actions disabled in s that raising one bound (max_leader_epoch,
@@ -103,7 +111,7 @@ class ReplicationModel:
             self._lifted = []
             for name, q in liveness.lifted_params(self.params):
                 m = ReplicationModel.__new__(ReplicationModel)
-                m.params, m.ctx = q, Context(q, self.ctx.r)
+                m.params, m.ctx, m._targets = q, Context(q, self.ctx.r), self._targets
                 self._lifted.append((name, m))
         # keyed by (kind, action): action values of different kinds may be equal tuples
         enabled = {(type(a), a) for a in self.actions(s)
@@ -170,6 +178,12 @@ class ReplicationModel:
             for messages in (s.fetch_requests, s.fetch_responses, s.ap_requests, s.ap_responses):
                 for m in messages:
                     out.append(A.DropMessage(m))
+        if h.reassignments < p.reassignments:
+            reg = s.controller.partition
+            if not (reg.removing or reg.adding):
+                for target in self._targets:
+                    if target != reg.replicas:
+                        out.append(A.AlterPartitionReassignments(target))
         if s.controller.partition.leader_epoch < p.max_leader_epoch:
             if p.preferred_elections:
                 out.append(A.ElectLeaders("PREFERRED"))
@@ -196,6 +210,8 @@ class ReplicationModel:
                 off.setdefault(kind, "max_faults = 0")
         if p.values == 0:
             off["Produce"] = "values = 0"
+        if p.reassignments == 0:
+            off["AlterPartitionReassignments"] = "reassignments = 0"
         if not p.preferred_elections and not p.unclean_elect_leaders:
             off["ElectLeaders"] = "preferred_elections and unclean_elect_leaders false"
         elif p.max_leader_epoch < 2:
@@ -245,6 +261,10 @@ class ReplicationModel:
         each broker (L/F: the leader it knows is itself or not, its log's values, its HW)."""
         reg = s.controller.partition
         parts = [f"ctl L{reg.leader} e{reg.leader_epoch} isr{list(reg.isr)} elr{list(reg.elr)}"]
+        if reg.replicas != tuple(range(len(s.brokers))) or reg.removing or reg.adding:
+            parts[0] += f" replicas{list(reg.replicas)}"
+            if reg.removing or reg.adding:
+                parts[0] += f" -{list(reg.removing)} +{list(reg.adding)}"
         for b, x in enumerate(s.brokers):
             if not x.alive:
                 parts.append(f"b{b} down")

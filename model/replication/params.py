@@ -7,7 +7,11 @@ from typing import Any, Mapping
 from model.interface import ConfigKey
 
 CONFIG_KEYS = (
-    ConfigKey("brokers", int, 3, "number of brokers; replication factor = brokers", 1, 5),
+    ConfigKey("brokers", int, 3, "number of brokers", 1, 5),
+    ConfigKey("replication_factor", int, 0, "the partition's first replicas are brokers 0..replication_factor-1; "
+              "0: every broker (at most brokers)", 0, 5),
+    ConfigKey("reassignments", int, 0, "budget of partition reassignments an operator asks for "
+              "(AlterPartitionReassignments), one at a time", 0, 3),
     ConfigKey("values", int, 1, "distinct values the producer writes (acks=all)", 0, 4),
     ConfigKey("max_leader_epoch", int, 1, "no partition change may raise the leader epoch above this", 0, 10),
     ConfigKey("max_partition_epoch", int, 3, "no partition change may raise the partition epoch above this", 0, 20),
@@ -71,6 +75,11 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     # the default before 2026-11-25: one crash (which may be lossy), no message loss; the replication
     # proofs run here (spec/proofs.md)
     "one-crash": {"crashes": 1, "losses": 0, "max_faults": -1},
+    # two brokers, two reassignments, one crash that loses nothing: a replica is removed (and
+    # deletes its log) and added back, or the leader moves off a removed replica; min ISR 1
+    "reassignment": {"brokers": 2, "values": 1, "max_leader_epoch": 2, "max_partition_epoch": 4,
+                     "crashes": 1, "lossy_crashes": 0, "fences": 0, "losses": 0, "max_faults": -1,
+                     "max_in_flight": 2, "min_insync_replicas": 1, "reassignments": 2},
     # one crash, a lost heartbeat and a lost message, with no joint budget: past 8 million
     # states (not a five-minute run; see spec/replication.md)
     "faults": {"crashes": 1, "fences": 1, "losses": 1, "max_faults": -1},
@@ -90,6 +99,8 @@ class Params:
     """The configuration, as the actions read it."""
 
     n: int
+    replication_factor: int  # of the first replica set, 1..n
+    reassignments: int
     values: int
     max_leader_epoch: int
     max_partition_epoch: int
@@ -110,8 +121,12 @@ class Params:
         if c["lossy_crashes"] > c["crashes"]:  # a lossy crash is one of the crashes
             raise ValueError(f"lossy_crashes = {c['lossy_crashes']} is more than crashes = {c['crashes']} "
                              "(a lossy crash is one of the crashes; lower lossy_crashes too)")
+        if c["replication_factor"] > c["brokers"]:
+            raise ValueError(f"replication_factor = {c['replication_factor']} is more than brokers = {c['brokers']} "
+                             "(each replica is on its own broker)")
         return cls(
-            n=c["brokers"], values=c["values"], max_leader_epoch=c["max_leader_epoch"],
+            n=c["brokers"], replication_factor=c["replication_factor"] or c["brokers"],
+            reassignments=c["reassignments"], values=c["values"], max_leader_epoch=c["max_leader_epoch"],
             max_partition_epoch=c["max_partition_epoch"], crashes=c["crashes"],
             lossy_crashes=c["lossy_crashes"], fences=c["fences"], losses=c["losses"],
             max_faults=c["max_faults"], max_in_flight=c["max_in_flight"],

@@ -162,7 +162,35 @@ def properties(p: Params) -> list[Property]:
                   "the controller rejects an AlterPartition"),
         sometimes("broker_reregistered", lambda s: any(b.epoch > 1 for b in s.brokers),
                   "a broker restarts with a new broker epoch"),
-    ] + _recovery_witness(p)
+    ] + _recovery_witness(p) + _reassignment_witnesses(p)
+
+
+_NEW_LEADER_ELECTED = AP_ERRORS.index("NEW_LEADER_ELECTED")
+
+
+def removed_replica_never_leads(s: State) -> bool:
+    """No live broker outside the controller's replicas acts as leader in the current leader epoch."""
+    reg = s.controller.partition
+    return all(not b.alive or b.leader != i or b.leader_epoch != reg.leader_epoch or i in reg.replicas
+               for i, b in enumerate(s.brokers))
+
+
+def _reassignment_witnesses(p: Params) -> list[Property]:
+    """Declared where the operator may reassign the partition (`reassignments` > 0)."""
+    if p.reassignments == 0:
+        return []
+    return [
+        always("removed_replica_never_leads", removed_replica_never_leads,
+               "no broker outside the replicas acts as leader in the current leader epoch"),
+        sometimes("reassigning", lambda s: bool(s.controller.partition.adding or s.controller.partition.removing),
+                  "a reassignment is in progress: replicas are being added or removed"),
+        sometimes("replica_removed", lambda s: any(b not in s.controller.partition.replicas and not s.brokers[b].log
+                                                   for b in range(len(s.brokers)) if s.brokers[b].alive
+                                                   and s.brokers[b].meta == s.controller.partition.partition_epoch),
+                  "a broker removed from the replicas has deleted its log"),
+        sometimes("leader_moved_by_reassignment", lambda s: any(r.error == _NEW_LEADER_ELECTED for r in s.ap_responses),
+                  "an AlterPartition completes a reassignment that removes its leader (NEW_LEADER_ELECTED)"),
+    ]
 
 
 def _recovery_witness(p: Params) -> list[Property]:

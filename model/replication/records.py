@@ -20,6 +20,9 @@ class PartitionRegistration(NamedTuple):
     leader_epoch: int
     partition_epoch: int
     recovering: bool  # LeaderRecoveryState.RECOVERING
+    # an ongoing reassignment (removingReplicas / addingReplicas); both empty when none is
+    removing: tuple[int, ...] = ()
+    adding: tuple[int, ...] = ()
 
 
 class BrokerRegistration(NamedTuple):

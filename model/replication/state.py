@@ -55,8 +55,9 @@ class Broker(NamedTuple):
     isr: tuple[int, ...]  # committed ISR
     pending: tuple[int, ...]  # ISR proposed by an AlterPartition in flight; () = none
     leso: int  # leader epoch start offset
-    # per broker id (the leader's own entry unused), from its fetches
+    # per broker id (the leader's own entry unused), from its fetches; NO_FOLLOWER for a non-replica
     followers: tuple[FollowerState, ...]
+    replicas: tuple[int, ...]  # leader-only: the replica set (Partition.assignmentState)
 
     @property
     def maximal_isr(self) -> tuple[int, ...]:
@@ -153,6 +154,7 @@ AP_ERRORS = (
     "INVALID_REQUEST",
     "INVALID_UPDATE_VERSION",
     "INELIGIBLE_REPLICA",
+    "NEW_LEADER_ELECTED",
 )
 
 
@@ -177,6 +179,7 @@ class History(NamedTuple):
     lossy_crashes: int
     fences: int
     losses: int
+    reassignments: int
 
 
 @fast_replace

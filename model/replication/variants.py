@@ -146,6 +146,28 @@ VARIANTS = (
         preset="smoke",
     ),
     Variant(
+        "reassignment-keeps-leader-epoch",
+        "removing a replica does not bump the leader epoch: a Fetch the removed replica sent before it "
+        "deleted its log reaches the leader after the replica is added back, in the same leader epoch, and "
+        "the leader takes its old offset as the new replica's position and adds the emptied replica to the ISR",
+        expect="candidate_completeness",
+        bug_id="R19",
+        reference="PartitionChangeBuilder.triggerLeaderEpochBumpForReplicaReassignmentIfNeeded, Partition.makeLeader",
+        preset="reassignment",
+    ),
+    Variant(
+        "reassignment-leaves-elr",
+        "Kafka 4.1's rules with min.insync.replicas 2 (a configuration): a reassignment that removes a "
+        "replica while the ISR it leaves is below min ISR puts the removed replica, which deletes its log, "
+        "into the ELR (PartitionChangeBuilder.maybePopulateTargetElr draws the ELR from the old ISR and "
+        "never looks at the target replicas), so the ELR names a broker that is not a replica",
+        expect="structural",
+        bug_id="H3",
+        reference="PartitionChangeBuilder.maybePopulateTargetElr, completeReassignmentIfNeeded, found by kcheck",
+        settings=(("min_insync_replicas", 2),),
+        preset="reassignment",
+    ),
+    Variant(
         "response-before-metadata",
         "drops the timing assumption that a leader replays its AlterPartition's metadata record before "
         "the response: Partition.makeLeader at an equal partition epoch then clears a newer pending "
@@ -187,6 +209,7 @@ class Rules:
     unclean_shutdown_leaves_elr: bool = True  # KAFKA-15586: unclean shutdown removes from the ELR
     current_leader_epoch: bool = True  # KIP-320: a Fetch with another leader epoch is fenced
     hw_skips_ineligible: bool = True  # KAFKA-15021: the HW waits for no caught-up but ISR-ineligible replica
+    reassignment_epoch_bump: bool = True  # a replica leaving the replica set bumps the leader epoch
 
     @classmethod
     def of(cls, variant: str) -> "Rules":
@@ -207,10 +230,12 @@ class Rules:
             "unclean-restart-keeps-elr": cls(unclean_shutdown_leaves_elr=False),
             "no-current-epoch-in-fetch": cls(current_leader_epoch=False),
             "hw-waits-for-ineligible": cls(hw_skips_ineligible=False),
+            "reassignment-keeps-leader-epoch": cls(reassignment_epoch_bump=False),
             # configuration variants: Kafka 4.1's rules under a configuration the variant forces
             "no-elr": cls(),
             "unclean-election": cls(),
             "elect-leaders-unclean": cls(),
+            "reassignment-leaves-elr": cls(),
         }
         if variant not in table:
             raise KeyError(f"unknown replication variant {variant!r}; known: {', '.join(table)}")
