@@ -394,7 +394,7 @@ def test_cli_invariant_selects_what_the_walks_check(capsys) -> None:
         code = main(base + ["--invariant", "log_matching", *extra])
         report = json.loads(capsys.readouterr().out)
         assert code == 0 and report["result"] == "ok" and report["invariants"] == ["log_matching"]
-        assert report["walks"] == 400 and report["steps"] > every["steps"]  # no walk stopped early
+        assert report["walks"] == 1500 and report["steps"] > every["steps"]  # no walk stopped early
     code = main(base + ["--invariant", "nope"])
     err = capsys.readouterr().err
     assert code == 2 and "unknown invariant nope" in err and len(err.strip().splitlines()) == 1
