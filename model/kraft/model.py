@@ -118,6 +118,20 @@ class KraftModel:
                         out.append(A.CutLink(a, b))
         return out
 
+    def disabled_actions(self) -> dict[str, str]:
+        """Fault action kinds whose every guard needs a budget this configuration sets to 0."""
+        p = self.params
+        off: dict[str, str] = {}
+        for kinds, budget, name in ((("Restart",), p.restarts, "restarts"), (("DiskLoss",), p.disk_losses, "disk_losses"),
+                                    (("DropMessage",), p.losses, "losses"),
+                                    (("CutLink", "HealLink"), p.partitions, "partitions")):
+            for kind in kinds:
+                if budget == 0:
+                    off[kind] = f"{name} = 0"
+                elif p.faults == 0:
+                    off[kind] = "faults = 0"
+        return off
+
     def next_state(self, s: KraftState, action: Any) -> KraftState | None:
         if s.history.last_event != NO_EVENT:
             s = s._replace(history=s.history._replace(last_event=NO_EVENT))
