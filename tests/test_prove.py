@@ -486,6 +486,16 @@ def test_cli_replication_refuses_a_configuration_that_enables_elect_leaders(caps
     assert set(_UNENCODED["replication"]) <= set(off.disabled_actions())
 
 
+def test_cli_replication_refuses_reassignment(capsys):
+    """Nor has the encoding reassignment: a budget of reassignments, or a replication factor below
+    the broker count, is refused (exit 2) with the key that switches it off."""
+    assert main(["prove", "--model", "replication", "--preset", "smoke", "--set", "reassignments=1", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "has no AlterPartitionReassignments" in err and "--set reassignments=0" in err
+    assert main(["prove", "--model", "replication", "--set", "replication_factor=2", "--quiet"]) == 2
+    assert "leave replication_factor at 0" in capsys.readouterr().err
+
+
 def test_spec_proofs_names_every_replication_lemma():
     from pathlib import Path
 

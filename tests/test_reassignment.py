@@ -194,7 +194,7 @@ def test_kafka_holds_on_the_reassignment_preset_and_reaches_every_reassignment_w
 def test_reassignment_is_off_by_configuration_elsewhere():
     m = load_config(DEF, preset="smoke").build()
     assert m.disabled_actions()["AlterPartitionReassignments"] == "reassignments = 0"
-    assert not any(p.name == "removed_replica_never_leads" for p in m.properties)
+    assert not {"removed_replica_never_leads", "reassignment_completes_in_sync"} & {p.name for p in m.properties}
 
 
 def test_r19_the_stale_fetch_of_a_removed_replica_puts_its_empty_log_in_the_isr():
@@ -234,6 +234,20 @@ def test_h3_a_replica_removed_and_added_back_is_elected_from_the_elr_and_an_acke
     assert s.controller.partition.leader == 1 and s.brokers[1].log == ()
     broken = {p.name for p in m.properties if p.kind == "always" and not p.predicate(s)}
     assert {"leader_completeness", "candidate_completeness"} <= broken
+
+
+def test_a_reassignment_that_ends_with_a_replica_out_of_sync_breaks_reassignment_completes_in_sync(monkeypatch):
+    """The ghost behind `reassignment_completes_in_sync`: a completion check that forgets the ISR
+    (maybeCompleteReassignment without its last test) ends the adding of broker 1 at once."""
+    m = build()
+    s = run(m, m.init_states()[0], A.AlterPartitionReassignments((0,)))
+    check = next(p for p in m.properties if p.name == "reassignment_completes_in_sync")
+    assert check.predicate(run(m, s, A.AlterPartitionReassignments((0, 1))))
+    monkeypatch.setattr(C, "maybe_complete_reassignment",
+                        lambda replicas, removing, adding, isr: (replicas, isr) if adding else None)
+    t = run(m, s, A.AlterPartitionReassignments((0, 1)))
+    assert t.controller.partition.replicas == (0, 1) and not t.controller.partition.adding
+    assert not check.predicate(t)
 
 
 def test_new_leader_elected_is_an_alter_partition_answer():

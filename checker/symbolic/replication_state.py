@@ -367,7 +367,7 @@ def decode(layout: Layout, model: z3.ModelRef, sym: Sym, epochs: Iterable[int] =
                     if ev(("hp", v)))
     acked = tuple(v for v in range(layout.V) if ev(("acked", v)))
     history = History(ev(("next",)), pending, acked, _log(ev, "eep", "eval", (), ev(("elen",)), L), ev(("crashes",)),
-                      ev(("lossy",)), ev(("fences",)), ev(("losses",)), 0)
+                      ev(("lossy",)), ev(("fences",)), ev(("losses",)), 0, False)
     return State(tuple(brokers), Controller(regs, log),
                  tuple(sorted(x for x in msgs if isinstance(x, FetchRequest))),
                  tuple(sorted(x for x in msgs if isinstance(x, FetchResponse))),

@@ -18,6 +18,10 @@ def write(s: State, ctx: Context, reg: PartitionRegistration | None) -> State | 
         return s
     if reg.leader_epoch > ctx.p.max_leader_epoch or reg.partition_epoch > ctx.p.max_partition_epoch:
         return None
+    prev = s.controller.partition
+    if (set(reg.replicas) != set(prev.replicas) and not rules.reassigning(reg) and not reg.recovering
+            and not set(reg.replicas) <= set(reg.isr)):  # a reassignment ends, at once or later
+        s = s._replace(history=s.history._replace(reassigned_out_of_sync=True))
     return s._replace(controller=s.controller._replace(log=s.controller.log + (reg,)))
 
 
@@ -107,8 +111,8 @@ def alter_partition_reassignments(s: State, ctx: Context, target: tuple[int, ...
         reassignment_epoch_bump=ctx.r.reassignment_epoch_bump)
     if error != rules.NONE or change is None:
         return None
-    s = write(s, ctx, change)
-    return None if s is None else s._replace(history=h._replace(reassignments=h.reassignments + 1))
+    t = write(s, ctx, change)
+    return None if t is None else t._replace(history=t.history._replace(reassignments=h.reassignments + 1))
 
 
 __all__ = ["write", "set_registration", "fence_broker", "unfence_broker", "handle_alter_partition", "elect_leaders",

@@ -80,7 +80,7 @@ def initial_state(p: Params) -> State:
             broker = broker._replace(isr=replicas, leso=0, followers=(NO_FOLLOWER,) * p.n, replicas=replicas)
         brokers.append(broker)
     controller = Controller(tuple(BrokerRegistration(1, False, False) for _ in range(p.n)), (reg,))
-    return State(tuple(brokers), controller, (), (), (), (), History(0, (), (), (), 0, 0, 0, 0, 0))
+    return State(tuple(brokers), controller, (), (), (), (), History(0, (), (), (), 0, 0, 0, 0, 0, False))
 
 
 class ReplicationModel:

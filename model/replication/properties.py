@@ -182,6 +182,8 @@ def _reassignment_witnesses(p: Params) -> list[Property]:
     return [
         always("removed_replica_never_leads", removed_replica_never_leads,
                "no broker outside the replicas acts as leader in the current leader epoch"),
+        always("reassignment_completes_in_sync", lambda s: not s.history.reassigned_out_of_sync,
+               "a reassignment ends only with every target replica in the ISR (unclean elections aside)"),
         sometimes("reassigning", lambda s: bool(s.controller.partition.adding or s.controller.partition.removing),
                   "a reassignment is in progress: replicas are being added or removed"),
         sometimes("replica_removed", lambda s: any(b not in s.controller.partition.replicas and not s.brokers[b].log

@@ -180,6 +180,8 @@ class History(NamedTuple):
     fences: int
     losses: int
     reassignments: int
+    # a reassignment ended with a target replica outside the ISR (not after an unclean election)
+    reassigned_out_of_sync: bool
 
 
 @fast_replace
