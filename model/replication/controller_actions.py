@@ -19,8 +19,8 @@ def write(s: State, ctx: Context, reg: PartitionRegistration | None) -> State | 
     if reg.leader_epoch > ctx.p.max_leader_epoch or reg.partition_epoch > ctx.p.max_partition_epoch:
         return None
     prev = s.controller.partition
-    if (set(reg.replicas) != set(prev.replicas) and not rules.reassigning(reg) and not reg.recovering
-            and not set(reg.replicas) <= set(reg.isr)):  # a reassignment ends, at once or later
+    if (reg.replicas != prev.replicas and set(reg.replicas) != set(prev.replicas) and not rules.reassigning(reg)
+            and not reg.recovering and not set(reg.replicas) <= set(reg.isr)):  # a reassignment ends, at once or later
         s = s._replace(history=s.history._replace(reassigned_out_of_sync=True))
     return s._replace(controller=s.controller._replace(log=s.controller.log + (reg,)))
 

@@ -6,6 +6,7 @@ from typing import Any, Mapping
 from model.replication import actions as A
 from model.replication import broker_actions, controller_actions, fault_actions, liveness, timeline
 from model.replication.context import Context
+from model.replication.controller import reassigning
 from model.replication.params import Params
 from model.replication.properties import explanations, properties
 from model.replication.records import NO_LEADER, BrokerRegistration, PartitionRegistration
@@ -180,7 +181,7 @@ class ReplicationModel:
                     out.append(A.DropMessage(m))
         if h.reassignments < p.reassignments:
             reg = s.controller.partition
-            if not (reg.removing or reg.adding):
+            if not reassigning(reg):
                 for target in self._targets:
                     if target != reg.replicas:
                         out.append(A.AlterPartitionReassignments(target))
@@ -261,9 +262,9 @@ class ReplicationModel:
         each broker (L/F: the leader it knows is itself or not, its log's values, its HW)."""
         reg = s.controller.partition
         parts = [f"ctl L{reg.leader} e{reg.leader_epoch} isr{list(reg.isr)} elr{list(reg.elr)}"]
-        if reg.replicas != tuple(range(len(s.brokers))) or reg.removing or reg.adding:
+        if reg.replicas != tuple(range(len(s.brokers))) or reassigning(reg):
             parts[0] += f" replicas{list(reg.replicas)}"
-            if reg.removing or reg.adding:
+            if reassigning(reg):
                 parts[0] += f" -{list(reg.removing)} +{list(reg.adding)}"
         for b, x in enumerate(s.brokers):
             if not x.alive:

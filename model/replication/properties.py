@@ -8,6 +8,7 @@ from __future__ import annotations
 from model.interface import Property, always, sometimes
 from model.replication.params import Params
 from model.replication.broker_actions import waited_for
+from model.replication.controller import reassigning
 from model.replication.records import NO_LEADER
 from model.replication.state import AP_ERRORS, F_DIVERGING, Broker, State
 
@@ -162,10 +163,17 @@ def properties(p: Params) -> list[Property]:
                   "the controller rejects an AlterPartition"),
         sometimes("broker_reregistered", lambda s: any(b.epoch > 1 for b in s.brokers),
                   "a broker restarts with a new broker epoch"),
-    ] + _recovery_witness(p) + _reassignment_witnesses(p)
+    ] + _recovery_witness(p) + _reassignment_properties(p)
 
 
 _NEW_LEADER_ELECTED = AP_ERRORS.index("NEW_LEADER_ELECTED")
+
+
+def _replica_removed(s: State) -> bool:
+    """A live broker outside the replicas, up to date with the metadata, has deleted its log."""
+    reg = s.controller.partition
+    return any(b.alive and b.meta == reg.partition_epoch and i not in reg.replicas and not b.log
+               for i, b in enumerate(s.brokers))
 
 
 def removed_replica_never_leads(s: State) -> bool:
@@ -175,7 +183,7 @@ def removed_replica_never_leads(s: State) -> bool:
                for i, b in enumerate(s.brokers))
 
 
-def _reassignment_witnesses(p: Params) -> list[Property]:
+def _reassignment_properties(p: Params) -> list[Property]:
     """Declared where the operator may reassign the partition (`reassignments` > 0)."""
     if p.reassignments == 0:
         return []
@@ -184,11 +192,9 @@ def _reassignment_witnesses(p: Params) -> list[Property]:
                "no broker outside the replicas acts as leader in the current leader epoch"),
         always("reassignment_completes_in_sync", lambda s: not s.history.reassigned_out_of_sync,
                "a reassignment ends only with every target replica in the ISR (unclean elections aside)"),
-        sometimes("reassigning", lambda s: bool(s.controller.partition.adding or s.controller.partition.removing),
+        sometimes("reassigning", lambda s: reassigning(s.controller.partition),
                   "a reassignment is in progress: replicas are being added or removed"),
-        sometimes("replica_removed", lambda s: any(b not in s.controller.partition.replicas and not s.brokers[b].log
-                                                   for b in range(len(s.brokers)) if s.brokers[b].alive
-                                                   and s.brokers[b].meta == s.controller.partition.partition_epoch),
+        sometimes("replica_removed", _replica_removed,
                   "a broker removed from the replicas has deleted its log"),
         sometimes("leader_moved_by_reassignment", lambda s: any(r.error == _NEW_LEADER_ELECTED for r in s.ap_responses),
                   "an AlterPartition completes a reassignment that removes its leader (NEW_LEADER_ELECTED)"),
