@@ -19,6 +19,10 @@ reads its "distinct states found" line. CPU seconds are user + system time: the 
 not the same state machine: kcheck's replication model has more mechanisms (KRaft controller,
 AlterPartition, ELR, fencing, faults), so the ratio compares checkers on comparable work, not
 on the same states.
+
+kcheck runs as installed: the models compiled (setup.py, model/compiled.py). Unless
+`--no-python-baseline`, the same kcheck run is repeated as pure Python in a child process
+(`KCHECK_PURE_PYTHON=1`): `kcheck_python`, and `compiled_speedup` is the ratio of the two rates.
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ if str(ROOT) not in sys.path:
 
 from checker.bfs import explore  # noqa: E402
 from checker.config import ConfigError, load_config  # noqa: E402
+from model import compiled  # noqa: E402
 
 DISTINCT = re.compile(r"([\d,]+) distinct states found")
 # The ISR invariants the specs state as THEOREM Spec => []Inv. Left out: TypeOk, which a current
@@ -107,9 +112,17 @@ def run_kcheck(args: argparse.Namespace) -> dict[str, Any]:
     before, t0 = cpu(resource.RUSAGE_SELF), time.monotonic()
     r = explore(model, workers=1)
     seconds, cpu_seconds = time.monotonic() - t0, cpu(resource.RUSAGE_SELF) - before
-    return {"model": "replication", "preset": args.preset, "result": r.result, "distinct_states": r.distinct_states,
+    return {"model": "replication", "preset": args.preset, "compiled_modules": len(compiled.in_use()),
+            "result": r.result, "distinct_states": r.distinct_states,
             "depth": r.depth, "seconds": round(seconds, 2), "cpu_seconds": round(cpu_seconds, 2),
             "distinct_states_per_cpu_second": round(r.distinct_states / cpu_seconds, 1) if cpu_seconds else 0.0}
+
+
+def run_python_baseline(args: argparse.Namespace) -> dict[str, Any]:
+    """The same kcheck run with every module as Python (no compiled model), in a child process."""
+    done = subprocess.run([sys.executable, __file__, "--kcheck-only", "--preset", args.preset],
+                          env={**os.environ, "KCHECK_PURE_PYTHON": "1"}, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,14 +134,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-leader-epoch", type=int, default=2)
     ap.add_argument("--preset", default="one-crash", help="kcheck's replication preset (default one-crash)")
     ap.add_argument("--timeout", type=float, default=3600.0, help="TLC's time limit in seconds")
+    ap.add_argument("--no-python-baseline", action="store_true",
+                    help="skip the second kcheck run as pure Python (KCHECK_PURE_PYTHON=1, a child process)")
+    ap.add_argument("--kcheck-only", action="store_true", help=argparse.SUPPRESS)  # the baseline child
     args = ap.parse_args(argv)
     try:
         kcheck = run_kcheck(args)
     except ConfigError as e:
         print(f"bench_tlc: {e}", file=sys.stderr)
         return 2
-    tlc = run_tlc(args)
-    out: dict[str, Any] = {"kcheck": kcheck, "tlc": tlc}
+    if args.kcheck_only:
+        print(json.dumps(kcheck))
+        return 0
+    out: dict[str, Any] = {"kcheck": kcheck}
+    if not args.no_python_baseline:
+        out["kcheck_python"] = run_python_baseline(args)
+        out["compiled_speedup"] = round(kcheck["distinct_states_per_cpu_second"]
+                                        / out["kcheck_python"]["distinct_states_per_cpu_second"], 2)
+    tlc = out["tlc"] = run_tlc(args)
     if tlc.get("distinct_states_per_cpu_second"):
         out["ratio"] = round(kcheck["distinct_states_per_cpu_second"] / tlc["distinct_states_per_cpu_second"], 2)
     print(json.dumps(out))

@@ -22,10 +22,10 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from checker.bfs import state_fingerprint  # the model's own (process-stable) one, else blake2b-8 of encode()
+from model.compiled import source_file
 from model.interface import Model, action_name
 
 CACHE_STATES = 100_000  # states whose fingerprint and property values a worker memoises
@@ -624,11 +624,10 @@ def code_digest(module: str) -> str:
     for name in names:
         spec = importlib.util.find_spec(name)
         get_source = getattr(spec.loader, "get_source", None) if spec is not None else None
-        if get_source is not None:
-            source = get_source(name)
-        else:  # e.g. pytest's rewriting loader for a model under tests/
-            origin = spec.origin if spec is not None else None
-            source = Path(origin).read_text() if origin and Path(origin).is_file() else None
+        source = get_source(name) if get_source is not None else None
+        if source is None and spec is not None:  # a compiled module, or pytest's rewriting loader for a model under tests/
+            path = source_file(spec)
+            source = path.read_text() if path is not None else None
         digest.update(name.encode() + b"\0" + (source or "").encode() + b"\0")
     return digest.hexdigest()
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import importlib
 
-from model.interface import ModelDefinition
+from model import compiled
+
+compiled.install()  # before any compiled module can be imported
+
+from model.interface import ModelDefinition  # noqa: E402
 
 MODELS = {
     "replication": "model.replication",

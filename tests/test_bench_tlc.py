@@ -21,4 +21,6 @@ def test_bench_tlc_prints_kchecks_figures_and_skips_tlc_with_a_message(tmp_path:
         out = json.loads(done.stdout)
         assert out["kcheck"]["result"] == "ok" and out["kcheck"]["distinct_states"] == 56_775
         assert out["kcheck"]["distinct_states_per_cpu_second"] > 0
+        assert out["kcheck"]["compiled_modules"] > 0 and out["kcheck_python"]["compiled_modules"] == 0
+        assert out["kcheck_python"]["distinct_states"] == 56_775 and out["compiled_speedup"] > 0
         assert "skipped" in out["tlc"] and "ratio" not in out

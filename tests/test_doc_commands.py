@@ -43,6 +43,7 @@ def _commands() -> list[tuple[str, str]]:
         for line in _blocks(page.read_text()):
             for part in re.split(r"&&|;", line):
                 part = part.split(" #", 1)[0].strip()
+                part = re.sub(r"^([A-Z_]+=\S*\s+)+", "", part)  # environment settings before the command
                 part = re.sub(r"^(\S*/)?\.venv/bin/", "", part)
                 if not part.startswith("kcheck ") or PLACEHOLDER.search(part):
                     continue

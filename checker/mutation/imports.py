@@ -14,10 +14,12 @@ import importlib.machinery
 import importlib.util
 import sys
 from contextlib import contextmanager
+from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any, Iterator, Mapping
 
 from model import MODELS
+from model.compiled import source_file
 
 
 def package_of(model: str) -> str:
@@ -28,10 +30,10 @@ def package_of(model: str) -> str:
 def source_of(module: str) -> str:
     """The source text of an importable module (as installed)."""
     spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+    source = source_file(spec) if spec is not None else None
+    if source is None:
         raise ImportError(f"no Python source for module {module}")
-    with open(spec.origin, encoding="utf-8") as f:
-        return f.read()
+    return source.read_text(encoding="utf-8")
 
 
 def _purge(package: str) -> None:
@@ -52,17 +54,27 @@ class _Loader(importlib.abc.Loader):
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    def __init__(self, codes: Mapping[str, CodeType], names: Mapping[str, Any]) -> None:
-        self.codes, self.names = codes, names
+    """Imports the mutated modules from their trees, and every other module of the package from
+    its source: a compiled module imported again is the first import's module object, bound to
+    the unmutated functions, so the package runs as Python while a mutant is under test."""
+
+    def __init__(self, package: str, codes: Mapping[str, CodeType], names: Mapping[str, Any]) -> None:
+        self.package, self.codes, self.names = package, codes, names
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in self.codes:
+        if fullname not in self.codes and not fullname.startswith(self.package + "."):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None:
             return None
-        spec.loader = _Loader(self.codes[fullname], self.names.get(fullname, {}))
-        spec.cached = None
+        source = source_file(spec)
+        if source is not None and source != Path(spec.origin or ""):
+            spec = importlib.util.spec_from_file_location(fullname, source)
+            if spec is None:
+                return None
+        if fullname in self.codes:
+            spec.loader = _Loader(self.codes[fullname], self.names.get(fullname, {}))
+            spec.cached = None
         return spec
 
 
@@ -72,8 +84,8 @@ def changed(model: str, trees: Mapping[str, ast.Module],
     """Within the block, importing model `model` compiles `trees[module]` for the modules given
     (with `names[module]` bound in their globals) and the files for the rest."""
     package = package_of(model)
-    codes = {m: compile(t, importlib.util.find_spec(m).origin or m, "exec") for m, t in trees.items()}  # type: ignore[union-attr]
-    finder = _Finder(codes, names or {})
+    codes = {m: compile(t, str(source_file(importlib.util.find_spec(m)) or m), "exec") for m, t in trees.items()}  # type: ignore[arg-type]
+    finder = _Finder(package, codes, names or {})
     saved = {n: m for n, m in sys.modules.items() if n == package or n.startswith(package + ".")}
     _purge(package)
     sys.meta_path.insert(0, finder)

@@ -1,0 +1,64 @@
+"""Compiled parts of kcheck, all optional: without a C compiler (or Cython) the install goes on and
+everything runs as pure Python, with the same results.
+
+- `checker._fpset`: the visited set's fingerprint table (checker/_fpset.c).
+- The models and the checker's search loops, compiled by Cython from their unchanged Python
+  sources. Next to each compiled module goes `_compiled_sources.json`, the SHA-256 of the source
+  it was built from; model/compiled.py takes a compiled module only while its source still has
+  that digest, so an edited model is never shadowed by a stale build.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+# What a run spends its time in: every model module (the successor function and the properties)
+# and the checker's search loops. The rest of the checker runs once per command.
+COMPILED = sorted(str(p) for pattern in ("model/replication/*.py", "model/kraft/*.py")
+                  for p in Path().glob(pattern) if p.name != "__init__.py") + [
+    "checker/bfs.py", "checker/fingerprint.py", "checker/parallel.py", "checker/walks.py"]
+
+
+def _cython_extensions() -> list[Extension]:
+    if os.environ.get("KCHECK_PURE_PYTHON"):
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        return []
+    extensions = [Extension(path[:-3].replace("/", "."), [path], optional=True) for path in COMPILED]
+    # annotation_typing off: the sources' annotations are documentation, never C types, so the
+    # compiled module behaves exactly as the Python one (same objects, same hashes, same order).
+    return cythonize(extensions, build_dir="build/cython", quiet=True, nthreads=os.cpu_count() or 1,
+                     compiler_directives={"language_level": 3, "annotation_typing": False, "binding": True})
+
+
+class BuildExt(build_ext):
+    """build_ext that records, next to each compiled module, the digest of the source it came from."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if not self.parallel:  # one compiler per core, also when pip gives no options
+            self.parallel = os.cpu_count() or 1
+
+    def run(self) -> None:
+        super().run()
+        tables: dict[Path, dict[str, str]] = {}
+        for ext in self.extensions:
+            built = Path(self.get_ext_fullpath(ext.name))
+            source = Path(ext.name.replace(".", "/") + ".py")
+            if built.is_file() and source.is_file():
+                tables.setdefault(built.parent, {})[source.name] = hashlib.sha256(source.read_bytes()).hexdigest()
+        for folder, table in tables.items():
+            (folder / "_compiled_sources.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+
+
+setup(
+    ext_modules=[Extension("checker._fpset", ["checker/_fpset.c"], optional=True)] + _cython_extensions(),
+    cmdclass={"build_ext": BuildExt},
+)

@@ -1,0 +1,112 @@
+"""The compiled models and search loops (setup.py, model/compiled.py): built by the install, taken
+only while they match their source, and indistinguishable from the Python they come from."""
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checker.walks import code_digest
+from model import compiled
+
+ROOT = Path(__file__).resolve().parents[1]
+HOT = ["model.replication.model", "model.replication.broker_actions", "model.kraft.model", "model.kraft.client",
+       "checker.bfs", "checker.parallel", "checker.walks"]
+
+
+def _pure_env() -> dict[str, str]:
+    return {**os.environ, "KCHECK_PURE_PYTHON": "1"}
+
+
+def test_the_install_compiled_the_hot_modules() -> None:
+    """The package compiles its models; without a C compiler it runs about 1.4 times slower."""
+    for name in HOT:
+        __import__(name)
+    missing = [name for name in HOT if name not in compiled.in_use()]
+    assert not missing, f"not compiled (is a C compiler missing?): {missing}"
+
+
+def _copy_of(tmp_path: Path, module: str) -> Path:
+    """The folder of `module`'s compiled file, source and digest table, copied under tmp_path."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None
+    folder = Path(spec.origin).parent
+    dest = tmp_path / folder.name
+    dest.mkdir()
+    for f in folder.iterdir():
+        if f.is_file():
+            shutil.copy(f, dest)
+    return dest
+
+
+def test_a_changed_source_is_taken_over_its_compiled_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _copy_of(tmp_path, "model.replication.state")
+    finder = compiled.SourceMatchedFinder()
+
+    def loader() -> type:
+        compiled._recorded.cache_clear()
+        spec = finder.find_spec("model.replication.state", [str(folder)])
+        assert spec is not None
+        return type(spec.loader)
+
+    assert loader() is importlib.machinery.ExtensionFileLoader
+    monkeypatch.setenv("KCHECK_PURE_PYTHON", "1")
+    assert loader() is importlib.machinery.SourceFileLoader
+    monkeypatch.delenv("KCHECK_PURE_PYTHON")
+    source = folder / "state.py"
+    source.write_text(source.read_text() + "\n# edited after the build\n")
+    assert loader() is importlib.machinery.SourceFileLoader
+    (folder / compiled.TABLE).unlink()
+    source.write_text(source.read_text().removesuffix("\n# edited after the build\n"))
+    assert loader() is importlib.machinery.SourceFileLoader, "no digest recorded: the source"
+    assert finder.find_spec("json.decoder", [str(folder)]) is None, "other packages are not its business"
+
+
+def _check(*args: str, pure: bool) -> Any:
+    out = subprocess.run([sys.executable, "-m", "checker.cli", "check", "--json", *args], capture_output=True,
+                         text=True, env=_pure_env() if pure else None, cwd=ROOT, timeout=600)
+    assert out.returncode in (0, 1), out.stderr
+    return _untimed(json.loads(out.stdout))
+
+
+def _untimed(x: object) -> object:
+    if isinstance(x, dict):
+        return {k: _untimed(v) for k, v in x.items() if "seconds" not in k and "per_second" not in k}
+    if isinstance(x, list):
+        return [_untimed(v) for v in x]
+    return x
+
+
+@pytest.mark.parametrize("args", [
+    ("--model", "replication", "--preset", "smoke"),
+    ("--model", "kraft", "--preset", "smoke"),
+    ("--model", "replication", "--variant", "hw-without-maximal-isr", "--preset", "smoke"),
+])
+def test_compiled_and_python_give_the_same_report(args: tuple[str, ...]) -> None:
+    compiled_run, python_run = _check(*args, pure=False), _check(*args, pure=True)
+    assert compiled_run == python_run
+    assert compiled_run["distinct_states"] > 500 and compiled_run["action_counts"]
+    assert (compiled_run["violation"] is None) == ("--variant" not in args), "the variant row must break"
+
+
+def test_the_walk_code_digest_reads_the_source_of_compiled_modules() -> None:
+    """Spark executors compare it with the driver's: it must not depend on being compiled."""
+    assert "model.replication.model" in compiled.in_use() or not compiled.in_use()
+    here = code_digest("model.replication")
+    there = subprocess.run([sys.executable, "-c", "from checker.walks import code_digest; "
+                            "print(code_digest('model.replication'))"], capture_output=True, text=True,
+                           env=_pure_env(), check=True).stdout.strip()
+    assert here == there
+
+
+def test_source_of_a_compiled_module_is_its_python() -> None:
+    from checker.mutation.imports import source_of
+
+    assert source_of("model.replication.controller") == (ROOT / "model/replication/controller.py").read_text()
