@@ -37,7 +37,11 @@ def spark(tmp_path_factory: pytest.TempPathFactory):
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (`-n 2 --dist loadgroup`, README's test command), every test that uses
-    the shared SparkSession runs on one worker: one JVM, one session, as without xdist."""
+    the shared SparkSession runs on one worker: one JVM, one session, as without xdist; so does
+    every test of the installed package: one install, not two racing in one build folder."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("spark"))
+        elif "installed" in getattr(item, "fixturenames", ()):
+            # one non-editable install (it compiles the models), built in this checkout's build/
+            item.add_marker(pytest.mark.xdist_group("installed"))

@@ -164,7 +164,9 @@ def test_smoke_preset_passes_with_pinned_size():
     assert r.result == "ok" and not r.unreached
     assert (r.distinct_states, r.depth) == (515, 17)
     assert r.never_enabled == ["HandleBeginQuorumEpochResponse"]
-    assert r.disabled == {k: "faults = 0" for k in ("Restart", "DiskLoss", "DropMessage", "CutLink", "HealLink")}
+    assert r.disabled == {**{k: "faults = 0" for k in ("Restart", "DiskLoss", "DropMessage", "CutLink", "HealLink")},
+                          **{k: "voter_changes = 0" for k in ("AddVoter", "RemoveVoter", "ResignAfterRemoval")},
+                          "SendObserverFetch": "voter_changes = 0 and spares = 0"}
 
 
 def test_symmetry_only_merges_renamings():

@@ -555,3 +555,12 @@ def test_replication_bmc_finds_r1_and_r13_on_two_brokers(variant, depth):
     o = bmc(ctx, model, ["candidate_completeness"], depth=depth, timeout_s=1800)
     assert o.result == "violation" and o.depth == depth
     assert not candidate_completeness(o.trace[-1][1])
+
+
+def test_cli_kraft_refuses_voter_changes(capsys):
+    """The kraft encoding has a static voter set: a budget of voter changes, or spare nodes, is refused."""
+    assert main(["prove", "--model", "kraft", "--preset", "reconfig", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "has no AddVoter, RemoveVoter, SendObserverFetch" in err and "--set voter_changes=0 --set spares=0" in err
+    assert main(["prove", "--model", "kraft", "--preset", "smoke", "--set", "spares=1", "--quiet"]) == 2
+    assert "has no SendObserverFetch" in capsys.readouterr().err

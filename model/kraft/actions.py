@@ -97,6 +97,25 @@ class DropMessage(NamedTuple):
     dst: int
 
 
+class SendObserverFetch(NamedTuple):
+    src: int  # an observer that knows no leader
+    dst: int  # a bootstrap voter
+
+
+class AddVoter(NamedTuple):
+    leader: int
+    node: int
+
+
+class RemoveVoter(NamedTuple):
+    leader: int
+    node: int
+
+
+class ResignAfterRemoval(NamedTuple):
+    node: int
+
+
 HANDLE_ACTION = {
     VOTE_REQUEST: HandleVoteRequest,
     VOTE_RESPONSE: HandleVoteResponse,
@@ -114,4 +133,5 @@ ACTION_KINDS = (
     "HandleBeginQuorumEpochRequest", "HandleBeginQuorumEpochResponse",
     "HandleFetchRequest", "HandleFetchResponse",
     "Restart", "DiskLoss", "CutLink", "HealLink", "DropMessage",
+    "SendObserverFetch", "AddVoter", "RemoveVoter", "ResignAfterRemoval",
 )

@@ -16,7 +16,7 @@ from model.kraft.rules import (
     RESIGNED, UNATTACHED,
 )
 from model.kraft.state import (
-    BQE_REQUEST, BQE_RESPONSE, CHECK_QUORUM_RESIGN, DATA, PRE_VOTE_LOST,
+    BQE_REQUEST, BQE_RESPONSE, CHECK_QUORUM_RESIGN, DATA, PRE_VOTE_LOST, REMOVED_LEADER_RESIGNED,
     FATAL_NON_MONOTONIC_HW, FATAL_TRUNCATE_BELOW_HW, FETCH_REQUEST, FETCH_RESPONSE, TRUNCATED,
     VOTE_REQUEST, VOTE_RESPONSE, BeginQuorumEpochRequest, BeginQuorumEpochResponse, FetchRequest,
     FetchResponse, KraftState, Node, VoteRequest, VoteResponse,
@@ -71,7 +71,7 @@ def election_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
     Resigned transitions). Without pre-vote (pre-KIP-996) Unattached, Candidate and Resigned
     become Candidate in epoch + 1."""
     n = s.nodes[i]
-    if n.observer:
+    if n.role != RESIGNED and not Q.is_voter(c, n, i):
         return None  # observers have no election timer (electionTimeoutMs = Long.MAX_VALUE)
     if not timer_may_expire(s, c) or (c.timely and not timing.election_stuck(s, i)):
         return None
@@ -85,8 +85,8 @@ def _election_timeout(s: KraftState, c: Context, i: int, n: Node) -> KraftState 
             return Q.become_candidate(s, c, i)
         return None
     if n.role in (UNATTACHED, CANDIDATE):
-        if rules.is_vote_granted(Q.own_vote(c.p.n, i)) and n.epoch >= c.p.max_epoch:
-            return None  # a single voter would become Candidate at once, beyond the bound
+        if rules.is_vote_granted(Q.election(c, n, i)) and (n.epoch >= c.p.max_epoch or not Q.can_become_leader(c, n)):
+            return None  # a single voter would become Candidate and Leader at once, beyond the bounds
         return Q.become_prospective(s, c, i)
     if n.role == PROSPECTIVE:
         return prospective_transition_after_election_loss(s, c, i)
@@ -108,14 +108,14 @@ def fetch_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
     """Follower i's fetch timer expires (pollFollowerAsVoter): Prospective (without pre-vote,
     Candidate in epoch + 1). Observers keep fetching (from bootstrap servers: not modelled)."""
     n = s.nodes[i]
-    if n.role != FOLLOWER or n.observer or not timer_may_expire(s, c):
+    if n.role != FOLLOWER or not Q.is_voter(c, n, i) or not timer_may_expire(s, c):
         return None
     if c.timely and not timing.leader_out_of_reach(s, i):
         return None
     if not c.proto.pre_vote:
         return expired(Q.become_candidate(s, c, i), c) if n.epoch < c.p.max_epoch else None
-    if rules.is_vote_granted(Q.own_vote(c.p.n, i)) and n.epoch >= c.p.max_epoch:
-        return None
+    if rules.is_vote_granted(Q.election(c, n, i)) and (n.epoch >= c.p.max_epoch or not Q.can_become_leader(c, n)):
+        return None  # a single voter: at once Leader, beyond the bounds
     return expired(Q.become_prospective(s, c, i), c)
 
 
@@ -125,9 +125,11 @@ def check_quorum_timeout(s: KraftState, c: Context, i: int) -> KraftState | None
     Time is abstract, so the timer may expire whenever fetches could have been late; it never
     expires with a single voter."""
     n = s.nodes[i]
-    if n.role != LEADER or not c.proto.check_quorum or c.p.n == 1 or not timer_may_expire(s, c):
+    if n.role != LEADER or not c.proto.check_quorum or not timer_may_expire(s, c):
         return None
-    if c.timely and not timing.quorum_silent(s, i):
+    if Q.voters_of(c, n) & (Q.voters_of(c, n) - 1) == 0:
+        return None  # a single voter
+    if c.timely and not timing.quorum_silent(s, i, Q.voters_of(c, n) if c.p.dynamic else -1):
         return None
     s = expired(Q.become_resigned(s, c, i), c)
     return s._replace(history=s.history._replace(last_event=CHECK_QUORUM_RESIGN))
@@ -168,6 +170,8 @@ def send_begin_quorum_epoch(s: KraftState, c: Context, i: int, j: int) -> KraftS
     n = s.nodes[i]
     if n.role != LEADER or j == i or not room(s, c) or in_flight(s, BQE_REQUEST, i, j) or link_cut(s, i, j):
         return None
+    if not Q.voters_of(c, n) >> j & 1:
+        return None  # to the voters of its latest set only
     return send(s, BeginQuorumEpochRequest(BQE_REQUEST, i, j, True, n.epoch))
 
 
@@ -179,6 +183,21 @@ def send_fetch(s: KraftState, c: Context, i: int) -> KraftState | None:
         return None
     end = rules.end_offset(n.log)
     return send(s, FetchRequest(FETCH_REQUEST, i, n.leader, True, n.epoch, end.offset, end.epoch, n.observer))
+
+
+def send_observer_fetch(s: KraftState, c: Context, i: int, j: int) -> KraftState | None:
+    """An observer that knows no leader fetches from bootstrap voter j (pollUnattachedCommon,
+    maybeSendFetchToAnyBootstrap); the answer names the leader (NOT_LEADER_OR_FOLLOWER or
+    FENCED_LEADER_EPOCH with the current epoch and leader), which it then follows. Only in
+    configurations with voter changes or spares (a lost disk's observer learns the leader from
+    BeginQuorumEpoch)."""
+    n = s.nodes[i]
+    if not c.p.dynamic or n.role != UNATTACHED or Q.is_voter(c, n, i) or j == i or not c.p.bootstrap >> j & 1:
+        return None
+    if not room(s, c) or in_flight(s, FETCH_REQUEST, i, j) or link_cut(s, i, j):
+        return None
+    end = rules.end_offset(n.log)
+    return send(s, FetchRequest(FETCH_REQUEST, i, j, True, n.epoch, end.offset, end.epoch, n.observer))
 
 
 def _respond(s: KraftState, request_live: bool, response: object) -> KraftState:
@@ -205,9 +224,11 @@ def maybe_transition(s: KraftState, c: Context, i: int, leader: int, epoch: int)
 
 
 def handle_common_response(
-    s: KraftState, c: Context, i: int, error: int, leader: int, epoch: int
+    s: KraftState, c: Context, i: int, error: int, leader: int, epoch: int, follow_poll: bool = True
 ) -> tuple[KraftState, bool]:
-    """KafkaRaftClient.maybeHandleCommonResponse: (new state, handled)."""
+    """KafkaRaftClient.maybeHandleCommonResponse: (new state, handled). follow_poll=False: a
+    node that starts following here polls after the caller has handled the response (a Fetch
+    response's records are appended first, then the next Fetch goes out)."""
     n = s.nodes[i]
     outcome = rules.common_response_outcome(error, leader, epoch, n.epoch, n.leader)
     if outcome == rules.IGNORE or outcome == rules.HANDLED:
@@ -217,7 +238,7 @@ def handle_common_response(
     if outcome == rules.FOLLOW:
         if leader == i:
             return inconsistent_leader(s, c, i), True
-        return Q.become_follower(s, c, i, epoch, leader), error != NONE
+        return Q.become_follower(s, c, i, epoch, leader, poll=follow_poll), error != NONE
     return s, False
 
 
@@ -348,7 +369,7 @@ def handle_fetch_response(s: KraftState, c: Context, m: FetchResponse) -> KraftS
     the fetch succeeded (FollowerState.resetFetchTimeoutForSuccessfulFetch)."""
     i = m.dst
     s = remove(s, m)
-    s, handled = handle_common_response(s, c, i, m.error, m.leader, m.epoch)
+    s, handled = handle_common_response(s, c, i, m.error, m.leader, m.epoch, follow_poll=m.error != NONE)
     if handled or m.error != NONE:
         return s
     n = s.nodes[i]
@@ -386,3 +407,60 @@ def deliver(s: KraftState, c: Context, kind: int, src: int, dst: int) -> KraftSt
     if m is None:
         return None
     return HANDLERS[kind](s, c, m)  # type: ignore[operator]
+
+
+# --- Voter changes (KIP-853) ---------------------------------------------------------------------
+
+
+def _append_voters(s: KraftState, c: Context, i: int, voters: int) -> KraftState:
+    """LeaderState.appendVotersRecord: the VotersRecord goes into the leader's log and the new set
+    takes effect at once, uncommitted (updateLocalState with the latest set)."""
+    n = s.nodes[i]
+    log = n.log + ((n.epoch, rules.VOTERS_BASE + voters),)
+    end_offsets = n.end_offsets[:i] + (len(log),) + n.end_offsets[i + 1:]
+    s = set_node(s, i, n._replace(log=log, end_offsets=end_offsets))._replace(changes=s.changes + 1)
+    return Q.update_leader_hw(s, c, i)
+
+
+def add_voter(s: KraftState, c: Context, i: int, j: int) -> KraftState | None:
+    """Leader i accepts AddVoter for node j (KafkaRaftClient.handleAddVoterRequest,
+    AddVoterHandler): rules.validate_add_voter passes (an HW of its own epoch, the last
+    VotersRecord committed, j not a voter, j fetching as an observer and caught up with the
+    leader's log end), then it appends the latest set plus j. The answer waits for the commit;
+    a request that fails a check changes nothing, so it is not an action here."""
+    n = s.nodes[i]
+    if n.role != LEADER or j == i or s.changes >= c.p.voter_changes or n.leo >= c.p.max_log:
+        return None
+    voters, offset = rules.last_voter_set(n.log, c.p.bootstrap)
+    caught_up = not s.nodes[j].observer and n.end_offsets[j] == n.leo
+    if rules.validate_add_voter(voters, j, n.hw, offset, caught_up, c.proto.fence_previous_leaders) != NONE:
+        return None
+    return _append_voters(s, c, i, voters | 1 << j)
+
+
+def remove_voter(s: KraftState, c: Context, i: int, j: int) -> KraftState | None:
+    """Leader i accepts RemoveVoter for voter j, itself included (KafkaRaftClient.handleRemoveVoterRequest,
+    RemoveVoterHandler): rules.validate_remove_voter passes, then it appends the latest set
+    without j. A leader that removed itself keeps leading until the record commits (its HW now
+    counts the remaining voters only), then resigns (resign_after_removal)."""
+    n = s.nodes[i]
+    if n.role != LEADER or s.changes >= c.p.voter_changes or n.leo >= c.p.max_log:
+        return None
+    voters, offset = rules.last_voter_set(n.log, c.p.bootstrap)
+    if rules.validate_remove_voter(voters, j, n.hw, offset, c.proto.fence_previous_leaders) != NONE:
+        return None
+    return _append_voters(s, c, i, voters & ~(1 << j))
+
+
+def resign_after_removal(s: KraftState, c: Context, i: int) -> KraftState | None:
+    """A leader whose own removal is committed resigns (RemoveVoterHandler.highWatermarkUpdated
+    calls LeaderState.requestResign; the next pollLeader transitions to Resigned in its epoch).
+    After its election timeout it is Unattached in the next epoch, an observer."""
+    n = s.nodes[i]
+    if n.role != LEADER:
+        return None
+    voters, offset = rules.last_voter_set(n.log, c.p.bootstrap)
+    if voters >> i & 1 or offset >= n.hw:
+        return None
+    s = Q.become_resigned(s, c, i)
+    return s._replace(history=s.history._replace(last_event=REMOVED_LEADER_RESIGNED))

@@ -22,7 +22,8 @@ from model.kraft.network import link_cut
 from model.kraft.rules import CANDIDATE, FOLLOWER, GRANTED, LEADER, PROSPECTIVE
 from model.kraft.state import VOTE_REQUEST, VOTE_RESPONSE, KraftState
 
-FAULTS = frozenset({"Restart", "DiskLoss", "CutLink", "DropMessage"})
+# Faults, and the operator's voter changes (a new voter set is a new majority to watch).
+FAULTS = frozenset({"Restart", "DiskLoss", "CutLink", "DropMessage", "AddVoter", "RemoveVoter", "ResignAfterRemoval"})
 
 
 def settled_support(s: KraftState) -> tuple[int, ...]:

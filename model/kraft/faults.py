@@ -34,9 +34,9 @@ def restart_process(s: KraftState, c: Context, i: int) -> KraftState:
     n = s.nodes[i]
     stored_vote = n.voted if n.vote_persisted else NO_ID
     init = rules.initial_election_state(i, n.epoch, n.leader, stored_vote, rules.last_epoch(n.log))
-    if n.observer:  # an observer never held a vote or led; it comes back Unattached
-        init = rules.InitialElection(rules.UNATTACHED, n.epoch, NO_ID, NO_ID)
-    votes = Q.own_vote(c.p.n, i) if init.role == CANDIDATE else ()
+    if not Q.is_voter(c, n, i):  # an observer never stands or leads; it comes back Unattached
+        init = rules.InitialElection(rules.UNATTACHED, n.epoch, NO_ID, NO_ID if n.observer else stored_vote)
+    votes = Q.election(c, n, i) if init.role == CANDIDATE else ()
     node = Node(init.role, init.epoch, init.leader, init.voted, n.log, NO_ID, votes, NO_ID, (), False,
                 n.observer, True)
     return Q.restart(drop_addressed_to(s, i), c, i, node)

@@ -80,24 +80,26 @@ def connected_majority(s: KraftState) -> bool:
     return best >= quorum
 
 
-def has_leader(s: KraftState) -> bool:
-    """Some leader is followed, in its epoch, by enough voters to make a majority with it."""
-    quorum = rules.majority(len(s.nodes))
+def has_leader(s: KraftState, spares: int = 0) -> bool:
+    """Some leader is followed, in its epoch, by enough voters of its latest voter set to make a
+    majority of that set with it (itself counted only if it is one of them)."""
+    bootstrap = (1 << (len(s.nodes) - spares)) - 1
     for i, n in enumerate(s.nodes):
         if n.role == LEADER:
-            followers = sum(1 for j, m in enumerate(s.nodes)
-                            if j != i and m.role == FOLLOWER and m.leader == i and m.epoch == n.epoch)
-            if followers + 1 >= quorum:
+            voters = rules.last_voter_set(n.log, bootstrap)[0]
+            followers = sum(1 for j, m in enumerate(s.nodes) if j != i and voters >> j & 1
+                            and m.role == FOLLOWER and m.leader == i and m.epoch == n.epoch)
+            if followers + (voters >> i & 1) >= rules.majority(bin(voters).count("1")):
                 return True
     return False
 
 
-def leaderless(s: KraftState) -> bool:
-    return not has_leader(s) and connected_majority(s)
+def leaderless(spares: int) -> Callable[[KraftState], bool]:
+    return lambda s: not has_leader(s, spares) and connected_majority(s)
 
 
-def leader_or_split(s: KraftState) -> bool:
-    return has_leader(s) or not connected_majority(s)
+def leader_or_split(spares: int) -> Callable[[KraftState], bool]:
+    return lambda s: has_leader(s, spares) or not connected_majority(s)
 
 
 def isolated_leader(s: KraftState) -> bool:
@@ -120,7 +122,7 @@ def prospective(i: int) -> Callable[[KraftState], bool]:
 def properties(p: Params, proto: Protocol) -> list[Property]:
     """The temporal properties (a Prospective node exists only with pre-vote)."""
     out = [
-        leads_to("leader_elected_eventually", leaderless, leader_or_split,
+        leads_to("leader_elected_eventually", leaderless(p.spares), leader_or_split(p.spares),
                  "a majority that can talk elects a leader that a majority follows (or the network splits"
                  " again)"),
         always_eventually("isolated_leader_resigns", lambda s: not isolated_leader(s),
@@ -132,7 +134,7 @@ def properties(p: Params, proto: Protocol) -> list[Property]:
         "a leader followed over uncut links by a majority that has fetched from it, with no election under"
         " way, keeps those followers until a fault strikes: a voter that rejoins does not depose it (pre-vote,"
         " KIP-996)"))
-    for i in range(p.n if proto.pre_vote else 0):
+    for i in range(p.voters if proto.pre_vote else 0):  # a spare stands only once added
         out.append(leads_to(f"prospective_resolves_{i}", prospective(i), lambda s, i=i: not prospective(i)(s),
                             f"voter {i} does not stay Prospective forever (KIP-996)"))
     return out

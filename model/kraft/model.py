@@ -6,20 +6,21 @@ from typing import Any, Callable, Mapping
 from model.kraft import actions as A
 from model.kraft import client, disruption, faults, timeline
 from model.kraft import liveness
+from model.kraft import quorum as Q
 from model.kraft.params import Params
 from model.kraft.properties import explanations, properties
 from model.kraft.quorum import Context
 from model.kraft.rules import (
-    CANDIDATE, ERROR_NAMES, FOLLOWER, GRANTED, LEADER, NO_ID, PROSPECTIVE, ROLE_NAMES, UNRECORDED,
+    CANDIDATE, ERROR_NAMES, FOLLOWER, GRANTED, LEADER, NO_ID, PROSPECTIVE, ROLE_NAMES, UNATTACHED, UNRECORDED,
 )
 from model.kraft.state import (
-    EVENT_NAMES, FATAL_NAMES, FETCH_RESPONSE, KIND_NAMES, MESSAGE_NAMES, NO_EVENT, VOTE_REQUEST, VOTE_RESPONSE,
-    KraftState, initial_state,
+    EVENT_NAMES, FATAL_NAMES, FETCH_RESPONSE, MESSAGE_NAMES, NO_EVENT, VOTE_REQUEST, VOTE_RESPONSE,
+    KraftState, initial_state, kind_name,
 )
 from model.kraft.symmetry import canonical_key
 from model.kraft.variants import Protocol
 
-VOTE_NAMES = ("unrecorded", "granted", "rejected")
+VOTE_NAMES = ("unrecorded", "granted", "rejected", "not a voter")
 
 Step = Callable[[KraftState, Context, Any], "KraftState | None"]
 
@@ -36,6 +37,10 @@ _STEP: dict[type, Step] = {
     A.CutLink: lambda s, c, a: faults.cut_link(s, c, a.a, a.b),
     A.HealLink: lambda s, c, a: faults.heal_link(s, c, a.a, a.b),
     A.DropMessage: lambda s, c, a: faults.drop_message(s, c, A.MESSAGE_KIND[a.message], a.src, a.dst),
+    A.SendObserverFetch: lambda s, c, a: client.send_observer_fetch(s, c, a.src, a.dst),
+    A.AddVoter: lambda s, c, a: client.add_voter(s, c, a.leader, a.node),
+    A.RemoveVoter: lambda s, c, a: client.remove_voter(s, c, a.leader, a.node),
+    A.ResignAfterRemoval: lambda s, c, a: client.resign_after_removal(s, c, a.node),
 }
 for _kind, _action in A.HANDLE_ACTION.items():
     _STEP[_action] = (lambda kind: lambda s, c, a: client.deliver(s, c, kind, a.src, a.dst))(_kind)
@@ -52,6 +57,8 @@ class KraftModel:
         self.variant = variant
         self.params = Params.from_config(config)
         self.ctx = Context(self.params, Protocol.of(variant), timely)
+        # Nodes are interchangeable only while every one is a voter of a fixed set.
+        self.symmetric = self.params.symmetry and not self.params.dynamic
         self.properties = properties(self.params, self.ctx.proto) + liveness.properties(self.params, self.ctx.proto)
         self.explanations = explanations(self.params, self.ctx.proto)
         self.glossary = GLOSSARY
@@ -79,6 +86,7 @@ class KraftModel:
         """Candidate actions in a fixed order; next_state applies each one's full guard."""
         p, proto = self.params, self.ctx.proto
         out: list[Any] = []
+        changes = s.changes < p.voter_changes
         for i, n in enumerate(s.nodes):
             role = n.role
             if role == FOLLOWER:
@@ -93,6 +101,17 @@ class KraftModel:
                 for j in range(p.n):
                     if j != i:
                         out.append(A.SendBeginQuorumEpoch(i, j))
+                if p.dynamic:
+                    if changes and n.leo < p.max_log:
+                        for j in range(p.n):
+                            out.append(A.AddVoter(i, j) if j != i else A.RemoveVoter(i, i))
+                            if j != i:
+                                out.append(A.RemoveVoter(i, j))
+                    out.append(A.ResignAfterRemoval(i))
+            elif p.dynamic and role == UNATTACHED and not Q.is_voter(self.ctx, n, i):
+                for j in range(p.voters):
+                    if j != i:
+                        out.append(A.SendObserverFetch(i, j))
             elif not n.observer:
                 out.append(A.ElectionTimeout(i))
                 if role == PROSPECTIVE or role == CANDIDATE:
@@ -130,6 +149,11 @@ class KraftModel:
                     off[kind] = f"{name} = 0"
                 elif p.faults == 0:
                     off[kind] = "faults = 0"
+        if p.voter_changes == 0:
+            for kind in ("AddVoter", "RemoveVoter", "ResignAfterRemoval"):
+                off[kind] = "voter_changes = 0"
+        if not p.dynamic:
+            off["SendObserverFetch"] = "voter_changes = 0 and spares = 0"
         return off
 
     def next_state(self, s: KraftState, action: Any) -> KraftState | None:
@@ -170,12 +194,12 @@ class KraftModel:
     def fingerprint(self, s: KraftState) -> int:
         """The tuple hash (of the representative with symmetry on): states hold only ints, bools
         and tuples, whose hashes are process-independent."""
-        return hash(canonical_key(s, plain=False)) if self.params.symmetry else hash(s)
+        return hash(canonical_key(s, plain=False)) if self.symmetric else hash(s)
 
     def encode(self, s: KraftState) -> bytes:
         """Canonical bytes: the repr of the state (NamedTuples of ints, bools and tuples), or with
         symmetry on, of the plain tuples of its least renaming of the voters (symmetry)."""
-        if self.params.symmetry:
+        if self.symmetric:
             return repr(canonical_key(s)).encode()
         return repr(s).encode()
 
@@ -207,7 +231,7 @@ GLOSSARY = {
 
 
 def _entries(log: tuple[tuple[int, int], ...]) -> list[dict[str, Any]]:
-    return [{"epoch": e, "kind": KIND_NAMES[k]} for e, k in log]
+    return [{"epoch": e, "kind": kind_name(k)} for e, k in log]
 
 
 def state_json(s: KraftState) -> dict[str, Any]:
@@ -252,7 +276,7 @@ def state_json(s: KraftState) -> dict[str, Any]:
         "timers": s.timers,
         "history": {
             "elected": [{"epoch": e, "leader": leader} for e, leader in h.elected],
-            "committed": [{"offset": o, "epoch": e, "kind": KIND_NAMES[k], "commit_epoch": c}
+            "committed": [{"offset": o, "epoch": e, "kind": kind_name(k), "commit_epoch": c}
                           for o, e, k, c in h.committed],
             "leader_hws": [{"epoch": e, "hw": hw} for e, hw in h.leader_hws],
             "fatal": [{"node": node, "error": FATAL_NAMES[code]} for node, code in h.fatal],

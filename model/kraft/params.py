@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from model.interface import ConfigKey
 
 CONFIG_KEYS = (
-    ConfigKey("voters", int, 3, "number of voters (static voter set, node ids 0..voters-1)", 1, 5),
+    ConfigKey("voters", int, 3, "number of voters (the bootstrap voter set, node ids 0..voters-1)", 1, 5),
     ConfigKey("max_epoch", int, 2, "no transition may raise an epoch above this (elections are cut off)", 1, 8),
     ConfigKey("max_log", int, 2, "no log may grow beyond this many entries (LeaderChange records included)", 0, 8),
     ConfigKey("max_in_flight", int, 2, "messages (requests + responses) in flight at once", 1, 10),
@@ -25,6 +25,12 @@ CONFIG_KEYS = (
     ConfigKey("disk_losses", int, 1, "budget of crash-restarts that lose the whole disk (log and quorum-state)", 0, 3),
     ConfigKey("partitions", int, 1, "budget of network links cut (no new request crosses a cut link until healed)", 0, 5),
     ConfigKey("losses", int, 1, "budget of messages lost in flight", 0, 10),
+    ConfigKey("spares", int, 0,
+              "nodes beyond the voters (ids voters..voters+spares-1), formatted as observers: AddVoter may"
+              " make them voters (KIP-853)", 0, 2),
+    ConfigKey("voter_changes", int, 0,
+              "budget of voter set changes (AddVoter and RemoveVoter together, KIP-853); 0: a static voter set",
+              0, 3),
     ConfigKey("timeouts", int, -1,
               "budget of timer expirations (election, fetch and check-quorum timeouts together); -1: no bound",
               -1, 30),
@@ -74,6 +80,11 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     # faults, three timer expirations: a request of an older epoch (BeginQuorumEpoch, Vote, Fetch)
     # arriving after the receiver moved on, and a new request while a response is in flight.
     "stale-requests": {"max_epoch": 2, "max_log": 1, "max_in_flight": 2, "faults": 0, "timeouts": 3},
+    # Dynamic voters (KIP-853): two voters and one spare node, two voter changes, two epochs, room
+    # for four entries, no faults, three timer expirations: a spare added and then elected, a voter
+    # (the leader too) removed, a removed leader resigning.
+    "reconfig": {"voters": 2, "spares": 1, "voter_changes": 2, "max_epoch": 2, "max_log": 4, "max_in_flight": 1,
+                 "faults": 0, "timeouts": 3},
 }
 
 
@@ -94,15 +105,32 @@ class Params:
     partitions: int
     losses: int
     timeouts: int = -1
+    spares: int = 0
+    voter_changes: int = 0
+
+    @property
+    def voters(self) -> int:
+        """The bootstrap voter count (the voter set `kafka-storage format` writes)."""
+        return self.n - self.spares
+
+    @property
+    def bootstrap(self) -> int:
+        """The bootstrap voter set, a bitmask of node ids."""
+        return (1 << self.voters) - 1
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether the voter set can change or any node starts outside it."""
+        return self.spares > 0 or self.voter_changes > 0
 
     @classmethod
     def from_config(cls, c: Mapping[str, Any]) -> "Params":
         return cls(
-            n=c["voters"], max_epoch=c["max_epoch"], max_log=c["max_log"],
+            n=c["voters"] + c.get("spares", 0), max_epoch=c["max_epoch"], max_log=c["max_log"],
             max_in_flight=c["max_in_flight"], stale_requests=c["stale_requests"],
             follower_hw=c["follower_hw"], symmetry=c["symmetry"], faults=c["faults"], restarts=c["restarts"],
             disk_losses=c["disk_losses"], partitions=c["partitions"], losses=c["losses"],
-            timeouts=c["timeouts"],
+            timeouts=c["timeouts"], spares=c.get("spares", 0), voter_changes=c.get("voter_changes", 0),
         )
 
     @classmethod

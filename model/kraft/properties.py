@@ -8,10 +8,12 @@ from model.interface import Property, always, sometimes
 from model.kraft import disruption, rules
 from model.kraft.params import Params
 from model.kraft.rules import (
-    CANDIDATE, FOLLOWER, GRANTED, LEADER, NO_ID, PROSPECTIVE, RESIGNED, UNATTACHED,
+    CANDIDATE, FOLLOWER, GRANTED, LEADER, NO_ID, PROSPECTIVE, RESIGNED, UNATTACHED, VOTERS_BASE,
 )
 from model.kraft.state import (
-    CHECK_QUORUM_RESIGN, DATA, ELECTED_AFTER_RESTART, LEADER_CHANGE, PRE_VOTE_LOST, TRUNCATED, KraftState, Node,
+    CHECK_QUORUM_RESIGN, DATA, ELECTED_AFTER_RESTART, LEADER_CHANGE, PRE_VOTE_LOST, REMOVED_LEADER_RESIGNED, TRUNCATED,
+    KraftState, Node,
+    kind_name,
 )
 from model.kraft.variants import Protocol
 
@@ -57,11 +59,17 @@ def log_matching(s: KraftState) -> bool:
     return log_mismatch(s) is None
 
 
+def least_quorum(p: Params) -> int:
+    """The majority of the smallest voter set the configuration allows (a RemoveVoter shrinks it)."""
+    return rules.majority(max(1, p.voters - p.voter_changes))
+
+
 def committed_kept(p: Params):  # type: ignore[no-untyped-def]
     """No two entries are ever committed at one offset, and while fewer than a majority of the
     voters lost their disks, every committed entry is still held by at least
-    majority - (disks lost) replicas (it was on a majority when committed)."""
-    quorum = rules.majority(p.n)
+    majority - (disks lost) replicas (it was on a majority when committed). With voter changes
+    the majority is that of the smallest voter set the budget allows."""
+    quorum = least_quorum(p)
 
     def check(s: KraftState) -> bool:
         committed = s.history.committed
@@ -181,14 +189,33 @@ def properties(p: Params, proto: Protocol) -> list[Property]:
         out.append(sometimes(
             "election_after_restart", lambda s: s.history.last_event == ELECTED_AFTER_RESTART,
             "a leader was elected after a restart"))
+    if p.voter_changes > 0:
+        out += _voter_change_witnesses(p)
+    return out
+
+
+def _committed_sets(s: KraftState) -> list[int]:
+    return [kind - VOTERS_BASE for _, _, kind, _ in s.history.committed if kind >= VOTERS_BASE]
+
+
+def _voter_change_witnesses(p: Params) -> list[Property]:
+    """Reachability of each step of a voter change (KIP-853), declared when the budget allows one."""
+    out = [
+        sometimes("voter_removed", lambda s: any(v & p.bootstrap != p.bootstrap for v in _committed_sets(s)),
+                  "a VotersRecord without a bootstrap voter is committed"),
+        sometimes("removed_leader_resigned", lambda s: s.history.last_event == REMOVED_LEADER_RESIGNED,
+                  "a leader resigned once its own removal was committed"),
+    ]
+    if p.spares > 0:
+        out.append(sometimes("voter_added", lambda s: any(v & ~p.bootstrap for v in _committed_sets(s)),
+                             "a VotersRecord with a spare node as a voter is committed"))
+        out.append(sometimes("added_voter_elected",
+                             lambda s: any(x >= p.voters for _, x in s.history.elected),
+                             "a node added as a voter is elected leader"))
     return out
 
 
 # --- Witnesses: what breaks an invariant in a state, named concretely ------------------------
-
-def _kind(k: int) -> str:
-    return "LeaderChange" if k == LEADER_CHANGE else "Data"
-
 
 def _election_safety_witness(s: KraftState) -> str:
     leaders: dict[int, list[int]] = {}
@@ -208,7 +235,7 @@ def _leader_completeness_witness(s: KraftState) -> str:
             if commit_epoch < n.epoch and (offset >= n.leo or n.log[offset][0] != epoch):
                 held = (f"its log ends at offset {n.leo}" if offset >= n.leo
                         else f"it holds an entry of epoch {n.log[offset][0]} there")
-                return (f"the {_kind(kind)} entry of epoch {epoch} committed at offset {offset} (in epoch "
+                return (f"the {kind_name(kind)} entry of epoch {epoch} committed at offset {offset} (in epoch "
                         f"{commit_epoch}) is missing from voter {i}, the leader of epoch {n.epoch}: {held}")
     return ""
 
@@ -221,12 +248,12 @@ def _log_matching_witness(s: KraftState) -> str:
     x, y = s.nodes[a].log, s.nodes[b].log
     o = next(j for j in range(k + 1) if x[j] != y[j])
     return (f"voters {a} and {b} both hold an entry of epoch {x[k][0]} at offset {k} but "
-            f"differ at offset {o}: voter {a} holds {_kind(x[o][1])} of epoch {x[o][0]}, "
-            f"voter {b} {_kind(y[o][1])} of epoch {y[o][0]}")
+            f"differ at offset {o}: voter {a} holds {kind_name(x[o][1])} of epoch {x[o][0]}, "
+            f"voter {b} {kind_name(y[o][1])} of epoch {y[o][0]}")
 
 
 def _committed_kept_witness(p: Params):  # type: ignore[no-untyped-def]
-    quorum = rules.majority(p.n)
+    quorum = least_quorum(p)
 
     def explain(s: KraftState) -> str:
         committed = s.history.committed
@@ -244,7 +271,7 @@ def _committed_kept_witness(p: Params):  # type: ignore[no-untyped-def]
             holders = [i for i, n in enumerate(s.nodes) if offset < n.leo and n.log[offset][0] == epoch]
             if len(holders) < need:
                 on = f"voter(s) {', '.join(map(str, holders))}" if holders else "no voter"
-                return (f"the {_kind(kind)} entry of epoch {epoch} committed at offset {offset} is held by {on}, "
+                return (f"the {kind_name(kind)} entry of epoch {epoch} committed at offset {offset} is held by {on}, "
                         f"fewer than the {need} a majority ({quorum}) minus {s.disk_losses} disk(s) lost requires")
         return ""
 

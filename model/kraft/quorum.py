@@ -16,7 +16,7 @@ from model.kraft import rules
 from model.kraft.network import reset_connections
 from model.kraft.params import Params
 from model.kraft.rules import (
-    CANDIDATE, FOLLOWER, GRANTED, LEADER, NO_ID, PROSPECTIVE, RESIGNED, UNATTACHED, UNRECORDED,
+    CANDIDATE, FOLLOWER, GRANTED, LEADER, NO_ID, NOT_VOTER, PROSPECTIVE, RESIGNED, UNATTACHED, UNRECORDED,
 )
 from model.kraft.state import (
     ELECTED_AFTER_RESTART, LEADER_CHANGE, History, KraftState, Node,
@@ -44,9 +44,27 @@ def set_node(s: KraftState, i: int, node: Node) -> KraftState:
 
 
 @lru_cache(maxsize=None)
-def own_vote(n: int, i: int) -> tuple[int, ...]:
-    """A new EpochElection: every voter unrecorded but ourselves, granted."""
-    return tuple(GRANTED if j == i else UNRECORDED for j in range(n))
+def own_vote(n: int, i: int, voters: int) -> tuple[int, ...]:
+    """A new EpochElection over a copy of the voter set (QuorumState.transitionToProspective,
+    transitionToCandidate): every voter unrecorded but ourselves, granted; other nodes NOT_VOTER."""
+    return tuple(GRANTED if j == i else UNRECORDED if voters >> j & 1 else NOT_VOTER for j in range(n))
+
+
+def voters_of(c: Context, n: Node) -> int:
+    """The voter set node n acts on: the last in its log, uncommitted included (lastVoterSet)."""
+    if not c.p.dynamic:
+        return c.p.bootstrap
+    return rules.last_voter_set(n.log, c.p.bootstrap)[0]
+
+
+def is_voter(c: Context, n: Node, i: int) -> bool:
+    """QuorumState.isVoter: node i's key is in its own latest voter set (a new directory id is not)."""
+    return not n.observer and bool(voters_of(c, n) >> i & 1)
+
+
+def election(c: Context, n: Node, i: int) -> tuple[int, ...]:
+    """Node i's new EpochElection over its latest voter set."""
+    return own_vote(c.p.n, i, voters_of(c, n))
 
 
 def _role_change(s: KraftState, c: Context, i: int, node: Node) -> KraftState:
@@ -101,7 +119,7 @@ def add_voted_state(s: KraftState, c: Context, i: int, candidate: int) -> KraftS
     n = s.nodes[i]
     assert n.role in (UNATTACHED, PROSPECTIVE) and n.voted == NO_ID and candidate != i, (n, candidate)
     assert not n.observer
-    votes = own_vote(c.p.n, i) if n.role == PROSPECTIVE else n.votes
+    votes = election(c, n, i) if n.role == PROSPECTIVE else n.votes
     node = n._replace(voted=candidate, votes=votes, vote_persisted=c.proto.persist_vote)
     return set_node(s, i, node)
 
@@ -110,8 +128,8 @@ def become_prospective(s: KraftState, c: Context, i: int) -> KraftState:
     """QuorumState.transitionToProspective (memory only: epoch, leader and vote unchanged), then
     onBecomeProspective: a single voter is at once a Candidate."""
     n = s.nodes[i]
-    assert c.proto.pre_vote and not n.observer and n.role in (UNATTACHED, FOLLOWER, CANDIDATE), n
-    node = n._replace(role=PROSPECTIVE, votes=own_vote(c.p.n, i), epoch_start=NO_ID, end_offsets=(),
+    assert c.proto.pre_vote and is_voter(c, n, i) and n.role in (UNATTACHED, FOLLOWER, CANDIDATE), n
+    node = n._replace(role=PROSPECTIVE, votes=election(c, n, i), epoch_start=NO_ID, end_offsets=(),
                       fetched=False)
     s = _role_change(s, c, i, node)
     if rules.is_vote_granted(node.votes):
@@ -125,8 +143,8 @@ def become_candidate(s: KraftState, c: Context, i: int) -> KraftState:
     become Candidate; without it (pre-KIP-996) any non-leader voter may."""
     n = s.nodes[i]
     allowed = (PROSPECTIVE,) if c.proto.pre_vote else (UNATTACHED, FOLLOWER, CANDIDATE, RESIGNED)
-    assert not n.observer and n.role in allowed and n.epoch < c.p.max_epoch, n
-    node = n._replace(role=CANDIDATE, epoch=n.epoch + 1, leader=NO_ID, voted=i, votes=own_vote(c.p.n, i),
+    assert is_voter(c, n, i) and n.role in allowed and n.epoch < c.p.max_epoch, n
+    node = n._replace(role=CANDIDATE, epoch=n.epoch + 1, leader=NO_ID, voted=i, votes=election(c, n, i),
                       epoch_start=NO_ID, end_offsets=(), fetched=False, vote_persisted=True)
     s = _role_change(s, c, i, node)
     if rules.is_vote_granted(node.votes):
@@ -157,7 +175,7 @@ def become_leader(s: KraftState, c: Context, i: int) -> KraftState:
     return poll_sends(update_leader_hw(s, c, i), c, i)
 
 
-def become_follower(s: KraftState, c: Context, i: int, epoch: int, leader: int) -> KraftState:
+def become_follower(s: KraftState, c: Context, i: int, epoch: int, leader: int, poll: bool = True) -> KraftState:
     """QuorumState.transitionToFollower: a leader of a higher epoch, or the leader of our epoch
     we did not know (not from Follower or Leader of that epoch). The vote of the same epoch is
     kept; the HW is kept; FollowerState starts with hasFetchedFromLeader = false. Durable."""
@@ -167,7 +185,8 @@ def become_follower(s: KraftState, c: Context, i: int, epoch: int, leader: int) 
     voted = n.voted if epoch == n.epoch else NO_ID
     node = n._replace(role=FOLLOWER, epoch=epoch, leader=leader, voted=voted, votes=(),
                       epoch_start=NO_ID, end_offsets=(), fetched=False, vote_persisted=True)
-    return poll_sends(_role_change(s, c, i, node), c, i)
+    s = _role_change(s, c, i, node)
+    return poll_sends(s, c, i) if poll else s
 
 
 def become_resigned(s: KraftState, c: Context, i: int) -> KraftState:
@@ -192,7 +211,10 @@ def update_leader_hw(s: KraftState, c: Context, i: int) -> KraftState:
     """LeaderState.maybeUpdateHighWatermark after an end offset changed; a new HW commits the
     entries below it (ghost: History.committed, History.leader_hws)."""
     n = s.nodes[i]
-    hw = rules.leader_high_watermark(n.end_offsets, n.epoch_start, n.hw, not c.proto.epoch_start_hw)
+    ends = n.end_offsets
+    if c.p.dynamic:  # only the voters of the leader's latest set count, itself only if one of them
+        ends = tuple(ends[j] for j in rules.members(voters_of(c, n)))
+    hw = rules.leader_high_watermark(ends, n.epoch_start, n.hw, not c.proto.epoch_start_hw)
     if hw == n.hw:
         return s
     s = set_node(s, i, n._replace(hw=hw))

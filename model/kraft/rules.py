@@ -14,10 +14,13 @@ from typing import NamedTuple, Sequence
 # Kafka's Errors codes (org.apache.kafka.common.protocol.Errors) used by the raft RPCs.
 NONE = 0
 NOT_LEADER_OR_FOLLOWER = 6
+REQUEST_TIMED_OUT = 7
 INVALID_REQUEST = 42
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
 INVALID_VOTER_KEY = 125
+DUPLICATE_VOTER = 126
+VOTER_NOT_FOUND = 127
 ERROR_NAMES = {
     NONE: "NONE",
     NOT_LEADER_OR_FOLLOWER: "NOT_LEADER_OR_FOLLOWER",
@@ -25,14 +28,18 @@ ERROR_NAMES = {
     FENCED_LEADER_EPOCH: "FENCED_LEADER_EPOCH",
     UNKNOWN_LEADER_EPOCH: "UNKNOWN_LEADER_EPOCH",
     INVALID_VOTER_KEY: "INVALID_VOTER_KEY",
+    REQUEST_TIMED_OUT: "REQUEST_TIMED_OUT",
+    DUPLICATE_VOTER: "DUPLICATE_VOTER",
+    VOTER_NOT_FOUND: "VOTER_NOT_FOUND",
 }
 
 # Roles (the EpochState implementations of QuorumState).
 UNATTACHED, PROSPECTIVE, CANDIDATE, LEADER, FOLLOWER, RESIGNED = range(6)
 ROLE_NAMES = ("Unattached", "Prospective", "Candidate", "Leader", "Follower", "Resigned")
 
-# Vote states of a voter in an EpochElection (raft/internals/EpochElection.VoterState.State).
-UNRECORDED, GRANTED, REJECTED = 0, 1, 2
+# Vote states of a voter in an EpochElection (raft/internals/EpochElection.VoterState.State), and
+# NOT_VOTER for a node outside the voter set the election was started with (KIP-853).
+UNRECORDED, GRANTED, REJECTED, NOT_VOTER = 0, 1, 2, 3
 
 NO_ID = -1  # no leader, no vote, unknown offset or epoch
 
@@ -223,13 +230,15 @@ def majority(voters: int) -> int:
 
 
 def is_vote_granted(votes: tuple[int, ...]) -> bool:
-    """EpochElection.isVoteGranted: granted votes reach a majority (own vote included)."""
-    return votes.count(GRANTED) >= len(votes) // 2 + 1
+    """EpochElection.isVoteGranted: granted votes reach a majority of the election's voters (own
+    vote included)."""
+    return votes.count(GRANTED) >= (len(votes) - votes.count(NOT_VOTER)) // 2 + 1
 
 
 def is_vote_rejected(votes: tuple[int, ...]) -> bool:
     """EpochElection.isVoteRejected: even if every unrecorded voter granted, no majority."""
-    return len(votes) - votes.count(REJECTED) < len(votes) // 2 + 1
+    voters = len(votes) - votes.count(NOT_VOTER)
+    return voters - votes.count(REJECTED) < voters // 2 + 1
 
 
 def record_vote(votes: tuple[int, ...], voter: int, granted: bool) -> tuple[int, ...]:
@@ -368,3 +377,74 @@ def initial_election_state(
     if stored_leader != NO_ID:
         return InitialElection(FOLLOWER, stored_epoch, stored_leader, stored_voted)
     return InitialElection(UNATTACHED, stored_epoch, NO_ID, stored_voted)
+
+
+# --- Voter sets (KIP-853: VoterSet, VoterSetHistory, AddVoterHandler, RemoveVoterHandler) -----
+# A voter set is a bitmask of node ids. A VotersRecord is a log entry whose kind is
+# VOTERS_BASE + its voter set; the bootstrap set (the checkpoint written by `kafka-storage format`)
+# stands before offset 0, committed.
+
+VOTERS_BASE = 2
+
+
+def voters_entry_set(kind: int) -> int:
+    """The voter set a log entry's kind carries, or -1 for a LeaderChange or data entry."""
+    return kind - VOTERS_BASE if kind >= VOTERS_BASE else -1
+
+
+def last_voter_set(log: Sequence[tuple[int, int]], bootstrap: int) -> tuple[int, int]:
+    """KRaftControlRecordStateMachine.lastVoterSet and its offset: the last VotersRecord in the
+    log, uncommitted included (VoterSetHistory.lastValue), else the bootstrap set at offset -1.
+    Truncating the log drops later entries (truncateNewEntries), so the set reverts with it."""
+    for offset in range(len(log) - 1, -1, -1):
+        if log[offset][1] >= VOTERS_BASE:
+            return log[offset][1] - VOTERS_BASE, offset
+    return bootstrap, -1
+
+
+def members(voters: int) -> list[int]:
+    """The ids in a voter set."""
+    return [j for j in range(voters.bit_length()) if voters >> j & 1]
+
+
+def validate_voter_change(hw: int, last_voters_offset: int, fence_previous_leaders: bool = True) -> int:
+    """The checks AddVoterHandler.handleAddVoterRequest and RemoveVoterHandler.handleRemoveVoterRequest
+    share, in Kafka's order: REQUEST_TIMED_OUT while the leader has no HW (no entry of its epoch is
+    committed yet, so an uncommitted change of an earlier leader may still win: Ongaro's
+    single-server change fix), and while the last VotersRecord is not committed.
+    fence_previous_leaders=False drops the first check, and a leader without an HW then takes the
+    last VotersRecord for committed (catalogue K5)."""
+    if hw < 0:
+        if fence_previous_leaders:
+            return REQUEST_TIMED_OUT
+        return NONE
+    if last_voters_offset >= hw:
+        return REQUEST_TIMED_OUT
+    return NONE
+
+
+def validate_add_voter(voters: int, new_voter: int, hw: int, last_voters_offset: int, caught_up: bool,
+                       fence_previous_leaders: bool = True) -> int:
+    """AddVoterHandler.handleAddVoterRequest after the leader-only checks: the shared checks,
+    DUPLICATE_VOTER when the id is already a voter, and REQUEST_TIMED_OUT unless the new voter
+    fetches as an observer and has reached the leader's log end (LeaderState.isReplicaCaughtUp)."""
+    error = validate_voter_change(hw, last_voters_offset, fence_previous_leaders)
+    if error != NONE:
+        return error
+    if voters >> new_voter & 1:
+        return DUPLICATE_VOTER
+    if not caught_up:
+        return REQUEST_TIMED_OUT
+    return NONE
+
+
+def validate_remove_voter(voters: int, voter: int, hw: int, last_voters_offset: int,
+                          fence_previous_leaders: bool = True) -> int:
+    """RemoveVoterHandler.handleRemoveVoterRequest after the leader-only checks: the shared checks,
+    then VOTER_NOT_FOUND when the id is not a voter or is the last one (VoterSet.removeVoter)."""
+    error = validate_voter_change(hw, last_voters_offset, fence_previous_leaders)
+    if error != NONE:
+        return error
+    if not voters >> voter & 1 or voters == 1 << voter:
+        return VOTER_NOT_FOUND
+    return NONE

@@ -7,13 +7,20 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from model.kraft.rules import LEADER, NO_ID, UNATTACHED
+from model.kraft.rules import LEADER, NO_ID, UNATTACHED, VOTERS_BASE, members
 
 # Log entry kinds: the LeaderChange control record a new leader appends, and a client record.
 LEADER_CHANGE, DATA = 0, 1
 KIND_NAMES = ("LeaderChange", "Data")
 
-Entry = tuple[int, int]  # (epoch, kind)
+Entry = tuple[int, int]  # (epoch, kind); kind >= rules.VOTERS_BASE: a VotersRecord (KIP-853)
+
+
+def kind_name(kind: int) -> str:
+    """LeaderChange, Data, or Voters[ids] for a VotersRecord."""
+    if kind >= VOTERS_BASE:
+        return "Voters" + str(members(kind - VOTERS_BASE))
+    return KIND_NAMES[kind]
 
 
 class Node(NamedTuple):
@@ -156,8 +163,9 @@ def rpc_of(kind: int) -> int:
 
 # --- Ghost history (never read by the protocol, only by the properties) -------------------------
 
-NO_EVENT, TRUNCATED, CHECK_QUORUM_RESIGN, ELECTED_AFTER_RESTART, PRE_VOTE_LOST = range(5)
-EVENT_NAMES = ("", "truncated", "check_quorum_resign", "elected_after_restart", "pre_vote_lost")
+NO_EVENT, TRUNCATED, CHECK_QUORUM_RESIGN, ELECTED_AFTER_RESTART, PRE_VOTE_LOST, REMOVED_LEADER_RESIGNED = range(6)
+EVENT_NAMES = ("", "truncated", "check_quorum_resign", "elected_after_restart", "pre_vote_lost",
+               "removed_leader_resigned")
 
 FATAL_TRUNCATE_BELOW_HW = 1  # leader requested truncation below the HW: KafkaException
 FATAL_NON_MONOTONIC_HW = 2  # FollowerState.updateHighWatermark went backwards
@@ -187,6 +195,7 @@ class KraftState(NamedTuple):
     losses: int
     timers: int  # timer expirations so far (counted only when the config bounds them)
     history: History
+    changes: int = 0  # voter set changes so far (AddVoter, RemoveVoter: budget voter_changes)
 
     @property
     def faults(self) -> int:

@@ -63,7 +63,7 @@ def renamed_key(s: KraftState, to: tuple[int, ...]) -> tuple[Any, ...]:
     fatal = tuple(sorted((to[x], code) for x, code in h.fatal)) if h.fatal else ()
     return (tuple(nodes), network, links, s[3], s[4], s[5], s[6], s[7],
             (elected, h.committed, h.leader_hws, fatal, h.last_event, _renamed_watch(h.watch, to),
-             _renamed_watch(h.disrupted, to, mask=False)))
+             _renamed_watch(h.disrupted, to, mask=False)), s.changes)
 
 
 def _renamed_watch(w: tuple[int, ...], to: Any, mask: bool = True) -> tuple[int, ...]:

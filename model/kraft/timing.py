@@ -22,8 +22,8 @@ def possible_votes(s: KraftState, i: int) -> int:
     """Votes nominee i holds or may still get: its own, and those of the voters on an uncut link
     that have not rejected it (an observer answers INVALID_VOTER_KEY, never a vote)."""
     votes = s.nodes[i].votes
-    return 1 + sum(1 for j, m in enumerate(s.nodes)
-                   if j != i and votes[j] != rules.REJECTED and not m.observer and not link_cut(s, i, j))
+    return 1 + sum(1 for j, m in enumerate(s.nodes) if j != i and votes[j] != rules.REJECTED
+                   and votes[j] != rules.NOT_VOTER and not m.observer and not link_cut(s, i, j))
 
 
 def election_stuck(s: KraftState, i: int) -> bool:
@@ -35,7 +35,7 @@ def election_stuck(s: KraftState, i: int) -> bool:
     if n.role == UNATTACHED:
         return not leader_in_reach(s, i)
     if n.role in (PROSPECTIVE, CANDIDATE):
-        if possible_votes(s, i) < rules.majority(len(s.nodes)):
+        if possible_votes(s, i) < rules.majority(len(n.votes) - n.votes.count(rules.NOT_VOTER)):
             return True
         return n.role == PROSPECTIVE and leader_in_reach(s, i)
     return False
@@ -50,14 +50,18 @@ def leader_out_of_reach(s: KraftState, i: int) -> bool:
     return leader.role != LEADER or leader.epoch != n.epoch
 
 
-def supporters(s: KraftState, i: int) -> int:
-    """Voters besides leader i, on an uncut link, in its epoch, that follow it or voted for it."""
+def supporters(s: KraftState, i: int, voters: int = -1) -> int:
+    """Voters (of the set `voters`, all nodes by default) besides leader i, on an uncut link, in
+    its epoch, that follow it or voted for it."""
     n = s.nodes[i]
     return sum(1 for j, m in enumerate(s.nodes)
-               if j != i and not m.observer and m.epoch == n.epoch and (m.leader == i or m.voted == i)
-               and not link_cut(s, i, j))
+               if j != i and voters >> j & 1 and not m.observer and m.epoch == n.epoch
+               and (m.leader == i or m.voted == i) and not link_cut(s, i, j))
 
 
-def quorum_silent(s: KraftState, i: int) -> bool:
-    """fewer than a majority of the voters (the leader included) can fetch from the leader"""
-    return supporters(s, i) + 1 < rules.majority(len(s.nodes))
+def quorum_silent(s: KraftState, i: int, voters: int = -1) -> bool:
+    """fewer than a majority of the voters of the leader's latest set (the leader included if it
+    is one) can fetch from the leader"""
+    if voters < 0:
+        return supporters(s, i) + 1 < rules.majority(len(s.nodes))
+    return supporters(s, i, voters) + (voters >> i & 1) < rules.majority(bin(voters).count("1"))

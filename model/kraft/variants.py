@@ -86,6 +86,9 @@ class Protocol:
     vote_log_check: bool = True  # grant only to a requester whose log is up to date
     persist_vote: bool = True  # a granted vote is persisted before the response
     directory_id: bool = True  # KIP-853: a replica with a new disk is a new replica, not the voter
+    # KIP-853: no voter change before the leader has an HW. Off only in tests/test_kraft_reconfig.py's
+    # scripted K5 run: the search does not reach K5 (spec/kraft.md, "Dynamic voters").
+    fence_previous_leaders: bool = True
 
     @classmethod
     def of(cls, variant: str) -> "Protocol":
