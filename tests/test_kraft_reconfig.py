@@ -224,3 +224,18 @@ def test_static_presets_list_the_voter_change_actions_as_off(preset: str) -> Non
     off = build(preset).disabled_actions()
     assert off["AddVoter"] == off["RemoveVoter"] == off["ResignAfterRemoval"] == "voter_changes = 0"
     assert "SendObserverFetch" in off
+
+
+def test_k6_a_leader_serving_only_voters_stalls_a_removed_voter(capsys: pytest.CaptureFixture[str]) -> None:
+    """K6 (fetch-only-from-voters): every invariant holds, but a voter the leader removed, an
+    observer now, is refused its fetches forever: the liveness pass finds the lasso."""
+    import json
+
+    from checker.cli import main
+
+    r = explore(build(variant="fetch-only-from-voters"), workers=1)
+    assert r.result == "ok" and "voter_added" in r.unreached, "no observer catches up, so none is added"
+    assert main(["check", "--model", "kraft", "--variant", "fetch-only-from-voters", "--preset", "reconfig",
+                 "--json", "--workers", "1"]) == 1
+    v = json.loads(capsys.readouterr().out)["violation"]
+    assert v["invariant"] == "replica_catches_up_0" and v["loop"] is not None

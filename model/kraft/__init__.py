@@ -1,8 +1,8 @@
-"""The `kraft` model: the KRaft metadata quorum of Kafka 4.1 (raft module), N static voters.
+"""The `kraft` model: the KRaft metadata quorum of Kafka 4.1 (raft module), N voters.
 
 Vote with pre-vote (KIP-996), check quorum, BeginQuorumEpoch, pull-based Fetch with diverging-
 epoch truncation, the KRaft HW rule and the LeaderChange record, restarts with persisted state,
-disk loss with KIP-853 directory ids. See spec/kraft.md.
+disk loss with KIP-853 directory ids, dynamic voter sets (KIP-853). See spec/kraft.md.
 """
 from __future__ import annotations
 
@@ -20,10 +20,12 @@ DEFINITION = ModelDefinition(
     presets=PRESETS,
     variants=VARIANTS,
     build=lambda config, variant: KraftModel(config, variant),
-    invariants=tuple(
-        (p.name, p.kind, p.description)
-        for p in properties(Params.defaults(), Protocol()) + liveness.properties(Params.defaults(), Protocol())
-    ),
+    # The default's properties, then those only a voter change budget and a spare declare.
+    invariants=tuple({
+        p.name: (p.name, p.kind, p.description)
+        for params in (Params.defaults(spares=1, voter_changes=1), Params.defaults())
+        for p in properties(params, Protocol()) + liveness.properties(params, Protocol())
+    }.values()),
     # The protocol's code path: not the properties (the oracle), the variants, the fairness and
     # timing of the liveness model, the symmetry reduction or the rendering.
     mutation_targets=(

@@ -12,7 +12,7 @@ from model.kraft import rules, timing
 from model.kraft.network import find, in_flight, link_cut, remove, send
 from model.kraft.quorum import Context, set_node
 from model.kraft.rules import (
-    CANDIDATE, FENCED_LEADER_EPOCH, FOLLOWER, INVALID_VOTER_KEY, LEADER, NO_ID, NONE, PROSPECTIVE,
+    CANDIDATE, FENCED_LEADER_EPOCH, FOLLOWER, INVALID_REQUEST, INVALID_VOTER_KEY, LEADER, NO_ID, NONE, PROSPECTIVE,
     RESIGNED, UNATTACHED,
 )
 from model.kraft.state import (
@@ -346,6 +346,8 @@ def handle_fetch_request(s: KraftState, c: Context, m: FetchRequest) -> KraftSta
     error = rules.validate_fetch_request(m.fetch_offset, m.last_fetched_epoch, m.epoch)
     if error == NONE:
         error = rules.validate_leader_only_request(m.epoch, n.epoch, n.role == LEADER)
+    if error == NONE and not c.proto.fetch_from_any and (m.observer or not Q.voters_of(c, n) >> m.src & 1):
+        error = INVALID_REQUEST  # K6: a leader that serves only the voters of its latest set
     if error != NONE:
         return _respond(s, m.live, FetchResponse(FETCH_RESPONSE, i, m.src, n.epoch, n.leader, error,
                                                  NO_ID, NO_ID, (), NO_ID))

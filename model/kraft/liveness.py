@@ -115,6 +115,17 @@ def isolated_leader(s: KraftState) -> bool:
     return False
 
 
+def behind(i: int) -> Callable[[KraftState], bool]:
+    """Node i follows a leader that leads its epoch and whose HW is past i's log end."""
+    def check(s: KraftState) -> bool:
+        n = s.nodes[i]
+        if n.role != FOLLOWER or not 0 <= n.leader < len(s.nodes):
+            return False
+        leader = s.nodes[n.leader]
+        return leader.role == LEADER and leader.epoch == n.epoch and leader.hw > n.leo
+    return check
+
+
 def prospective(i: int) -> Callable[[KraftState], bool]:
     return lambda s: s.nodes[i].role == PROSPECTIVE
 
@@ -134,6 +145,10 @@ def properties(p: Params, proto: Protocol) -> list[Property]:
         "a leader followed over uncut links by a majority that has fetched from it, with no election under"
         " way, keeps those followers until a fault strikes: a voter that rejoins does not depose it (pre-vote,"
         " KIP-996)"))
+    for i in range(p.n if p.dynamic else 0):
+        out.append(leads_to(f"replica_catches_up_{i}", behind(i), lambda s, i=i: not behind(i)(s),
+                            f"node {i}, following a leader in its epoch, does not stay behind that leader's HW"
+                            " forever: the leader serves its fetches, voter or observer (KIP-853)"))
     for i in range(p.voters if proto.pre_vote else 0):  # a spare stands only once added
         out.append(leads_to(f"prospective_resolves_{i}", prospective(i), lambda s, i=i: not prospective(i)(s),
                             f"voter {i} does not stay Prospective forever (KIP-996)"))

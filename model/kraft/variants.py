@@ -43,6 +43,16 @@ VARIANTS = (
         preset="disk-loss",
     ),
     Variant(
+        "fetch-only-from-voters",
+        "the leader refuses (INVALID_REQUEST) a Fetch from a replica outside its latest voter set:"
+        " an availability variant, every safety invariant still holds; an observer never catches"
+        " up, so it can never be added as a voter",
+        expect="replica_catches_up_0",
+        bug_id="K6",
+        reference="KafkaRaftClient.handleFetchRequest (KIP-853: no membership check)",
+        preset="reconfig",
+    ),
+    Variant(
         "no-pre-vote",
         "election and fetch timeouts go straight to Candidate with epoch + 1 (pre-KIP-996): an"
         " availability variant, every safety invariant still holds, but a voter cut off from a"
@@ -89,6 +99,7 @@ class Protocol:
     # KIP-853: no voter change before the leader has an HW. Off only in tests/test_kraft_reconfig.py's
     # scripted K5 run: the search does not reach K5 (spec/kraft.md, "Dynamic voters").
     fence_previous_leaders: bool = True
+    fetch_from_any: bool = True  # KIP-853: the leader serves a Fetch from any replica, voter or not
 
     @classmethod
     def of(cls, variant: str) -> "Protocol":
@@ -98,6 +109,7 @@ class Protocol:
             "vote-without-log-check": cls(vote_log_check=False),
             "vote-not-persisted": cls(persist_vote=False),
             "same-identity-after-disk-loss": cls(directory_id=False),
+            "fetch-only-from-voters": cls(fetch_from_any=False),
             "no-pre-vote": cls(pre_vote=False),
             "no-check-quorum": cls(check_quorum=False),
             "no-pre-vote-no-check-quorum": cls(pre_vote=False, check_quorum=False),
