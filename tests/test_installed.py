@@ -7,6 +7,7 @@ files, so the editable install of the repo stays out); kcheck goes in with `pip 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -28,11 +29,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True).stdout.strip()
     Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, str(ROOT)],
-                   check=True, capture_output=True)
+    # Built from a clean copy: the checkout's own build/ and the bytecode other tests write into it
+    # while they run are no part of what a user installs.
+    source = tmp_path_factory.mktemp("source") / "kcheck"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "__pycache__", "*.so", "_compiled_sources.json", "*.egg-info", ".pytest_cache",
+        ".hypothesis"))
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, str(source)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
     where = subprocess.run([str(python), "-c", "import checker; print(checker.__file__)"], check=True,
                            capture_output=True, text=True, cwd=venv).stdout
     assert where.startswith(site), where  # not the repo's
+    compiled = subprocess.run([str(python), "-c", "import model.replication.model, checker.bfs; "
+                               "from model import compiled; print(len(compiled.in_use()))"],
+                              check=True, capture_output=True, text=True, cwd=venv).stdout
+    assert int(compiled) > 0, "the non-editable install compiled nothing (is a C compiler missing?)"
     return python
 
 
