@@ -127,9 +127,10 @@ def check_quorum_timeout(s: KraftState, c: Context, i: int) -> KraftState | None
     n = s.nodes[i]
     if n.role != LEADER or not c.proto.check_quorum or not timer_may_expire(s, c):
         return None
-    if Q.voters_of(c, n) & (Q.voters_of(c, n) - 1) == 0:
+    voters = Q.voters_of(c, n)
+    if voters & (voters - 1) == 0:
         return None  # a single voter
-    if c.timely and not timing.quorum_silent(s, i, Q.voters_of(c, n) if c.p.dynamic else -1):
+    if c.timely and not timing.quorum_silent(s, i, voters):
         return None
     s = expired(Q.become_resigned(s, c, i), c)
     return s._replace(history=s.history._replace(last_event=CHECK_QUORUM_RESIGN))

@@ -59,9 +59,7 @@ def supporters(s: KraftState, i: int, voters: int = -1) -> int:
                and (m.leader == i or m.voted == i) and not link_cut(s, i, j))
 
 
-def quorum_silent(s: KraftState, i: int, voters: int = -1) -> bool:
+def quorum_silent(s: KraftState, i: int, voters: int) -> bool:
     """fewer than a majority of the voters of the leader's latest set (the leader included if it
     is one) can fetch from the leader"""
-    if voters < 0:
-        return supporters(s, i) + 1 < rules.majority(len(s.nodes))
     return supporters(s, i, voters) + (voters >> i & 1) < rules.majority(bin(voters).count("1"))
