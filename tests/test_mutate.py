@@ -383,8 +383,9 @@ def test_the_liveness_pass_is_not_held_to_the_safety_cap(capsys: pytest.CaptureF
     liveness pass (a graph without reduction, larger than 4x the safety states) must not make it
     look undecided."""
     code, out, _ = _mutate(capsys, "--model", "kraft", "--presets", "five-voters", "--jobs", "1", "--json",
-                           "--quiet", "--only", "*KraftModel.actions:compare:9")
+                           "--quiet", "--only", "*KraftModel.actions:compare:15")
     m = json.loads(out)["mutants"][0]
+    assert (m["before"], m["after"]) == ("s.faults < p.faults", "s.faults <= p.faults") and "restarts" in m["source_line"], m
     assert m["status"] == "same-states", m
 
 
@@ -398,6 +399,24 @@ def test_every_shipped_judgement_names_a_current_mutant(model: str) -> None:
     mutants = {m.id: m for m in all_mutants(target_of(model))}
     applied, stale = J.match(J.load(ROOT / "spec" / "mutants.toml"), mutants, package_of(model))
     assert stale == [] and len(applied) >= 10
+
+
+@pytest.mark.parametrize("model", ["replication", "kraft"])
+def test_every_recorded_kill_names_the_mutant_it_killed(model: str) -> None:
+    """A recorded kill whose id now names another mutant (the same change on another line after
+    the code moved) would make the CI replay judge the wrong mutant: each killed entry of the
+    baseline names a current mutant with its change and source line, or one that no longer
+    exists as recorded (then the replay skips it as changed)."""
+    from checker.mutation.analysis import all_mutants, target_of
+
+    mutants = {m.id: m for m in all_mutants(target_of(model))}
+    report = json.loads((ROOT / "spec" / "kills" / f"{model}.json").read_text())
+    killed = [e for e in report["mutants"] if e["status"] == "killed"]
+    same = [e for e in killed if e["id"] in mutants
+            and (mutants[e["id"]].before, mutants[e["id"]].after) == (e["before"], e["after"])]
+    wrong = [e["id"] for e in same if mutants[e["id"]].source_line != e["source_line"]]
+    assert wrong == []
+    assert len(same) >= 0.9 * len(killed)
 
 
 def _tally(model: str) -> tuple[int, int]:

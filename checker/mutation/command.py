@@ -205,7 +205,8 @@ def _run_baseline(args: argparse.Namespace, target: Any, mutants: Sequence[Any],
         if not isinstance(entry, dict) or entry.get("status") != "killed" or not isinstance(entry.get("killed_by"), dict):
             continue
         m, row = current.get(entry.get("id")), by_row.get(entry["killed_by"].get("row"))
-        if m is None or (m.before, m.after) != (entry.get("before"), entry.get("after")):
+        recorded = (entry.get("before"), entry.get("after"), entry.get("source_line", m.source_line if m else None))
+        if m is None or (m.before, m.after, m.source_line) != recorded:
             skipped.append(f"{entry.get('id')}: the mutant changed since the baseline")
         elif row is None:
             skipped.append(f"{entry.get('id')}: row {entry['killed_by'].get('row')} is not in the gate any more")
