@@ -7,6 +7,10 @@
     python bench/bench_check.py --workers 2 --no-one-process     # 2 processes only
     python bench/bench_check.py --memory-states 100000 --run-dir /tmp/run   # a queue on disk, checkpoints
     python bench/bench_check.py --set brokers=4 --workers 2 --no-one-process --timeout 900   # as far as 15 min go
+    python bench/bench_check.py --set brokers=4 --resume /tmp/run   # go on with a run this script started
+
+Ctrl-C, SIGTERM and --timeout stop the search and print the figures it reached (`interrupted`
+true); with --run-dir the run goes on from its last checkpoint with --resume and the same options.
 
 Memory: `peak_memory_mb` is this process's peak RSS (the coordinator's, with workers),
 `peak_memory_mb_per_worker` the largest worker's; `bytes_per_state` is their sum over every
@@ -83,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-one-process", dest="one_process", action="store_false",
                         help="with --workers N > 1: skip the one-process run")
     parser.add_argument("--memory-states", type=int, help="states of a level each worker keeps in memory")
-    parser.add_argument("--run-dir", help="keep the run's files there (a new directory), with checkpoints")
+    runs = parser.add_mutually_exclusive_group()
+    runs.add_argument("--run-dir", help="keep the run's files there (a new directory), with checkpoints")
+    runs.add_argument("--resume", metavar="DIR",
+                      help="go on with a run this script started with --run-dir DIR (give the same options)")
     parser.add_argument("--checkpoint-every", type=float, default=60.0)
     parser.add_argument("--timeout", type=float, help="stop the search after SECONDS (result incomplete, interrupted)")
     args = parser.parse_args(argv)
@@ -96,20 +103,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_check: error: {e}", file=sys.stderr)
         return 2
 
+    import signal
+
+    from checker import stop
+
+    def interrupt(signum: int, frame: Any) -> None:
+        stop.request(KeyboardInterrupt)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, interrupt)
     if args.timeout:
-        import signal
-
-        def expire(signum: int, frame: Any) -> None:
-            from checker import stop
-
-            stop.request(KeyboardInterrupt)
-
-        signal.signal(signal.SIGALRM, expire)
+        signal.signal(signal.SIGALRM, interrupt)
         signal.setitimer(signal.ITIMER_REAL, args.timeout)
     baseline = toy_baseline(args.toy_k) if args.baseline == "toy" else None
     one = explore(model, max_states=args.max_states) if args.workers > 1 and args.one_process else None
-    r = explore(model, max_states=args.max_states, workers=args.workers, keep=args.memory_states,
-                run_dir=args.run_dir, checkpoint_every=args.checkpoint_every)
+    try:
+        r = explore(model, max_states=args.max_states, workers=args.workers, keep=args.memory_states,
+                    run_dir=args.run_dir or args.resume, resume=bool(args.resume),
+                    checkpoint_every=args.checkpoint_every)
+    except (ValueError, ConfigError) as e:  # e.g. a resume that does not match the run in the directory
+        print(f"bench_check: error: {e}", file=sys.stderr)
+        return 2
     out: dict[str, Any] = {"model": rc.model, "preset": rc.preset, "variant": rc.variant,
                            "config": dict(rc.config), "workers": r.workers, **figures(r),
                            "peak_memory_mb": peak_memory_mb()}

@@ -376,6 +376,9 @@ def _resumed_config(args: argparse.Namespace) -> None:
     if cp is None:
         return  # explore says what is wrong with the directory
     ident = cp.identity
+    if "config" not in ident:
+        raise ConfigError(f"--resume {args.resume}: the run there was not started by kcheck check and records no"
+                          " configuration; go on with it the way it was started (bench/bench_check.py --resume)")
     if not (args.config_file or args.model or args.variant or args.preset or args.overrides):
         args.model, args.variant, args.preset = ident.get("model"), ident.get("variant"), ident.get("preset")
         args.overrides = [f"{k}={json.dumps(v)}" for k, v in ident.get("config", {}).items()]

@@ -271,3 +271,33 @@ def test_a_run_directory_that_cannot_hold_files_is_one_line(tmp_path: Path) -> N
     p = _kcheck("check", "--preset", "smoke", "--run-dir", str(tmp_path / "file" / "run"), cwd=tmp_path)
     assert p.returncode == 2 and "cannot keep the search's files in --run-dir" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_a_benchmark_run_stopped_by_sigterm_prints_its_figures_and_goes_on(tmp_path: Path) -> None:
+    """bench/bench_check.py: SIGTERM gives the partial figures, --resume the whole run's; the
+    CLI refuses the directory in one line, since the script records no configuration."""
+    run = tmp_path / "run"
+    bench = [sys.executable, str(ROOT / "bench" / "bench_check.py"), "--preset", "smoke"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([*bench, "--run-dir", str(run), "--checkpoint-every", "0"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while not (run / "checkpoint.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    partial = json.loads(out)
+    if not partial["interrupted"]:
+        pytest.skip("the run ended before SIGTERM arrived")
+    assert partial["result"] == "incomplete" and partial["distinct_states"] > 0
+    cli = _kcheck("check", "--resume", str(run), cwd=tmp_path)
+    assert cli.returncode == 2 and "bench_check.py --resume" in cli.stderr and "Traceback" not in cli.stderr
+    resumed = subprocess.run([*bench, "--resume", str(run)], cwd=tmp_path, capture_output=True, text=True,
+                             env=env, timeout=600)
+    whole = _kcheck("check", "--preset", "smoke", "--json", "--no-liveness", "--quiet", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    got, expected = json.loads(resumed.stdout), json.loads(whole.stdout)
+    assert (got["result"], got["distinct_states"], got["depth"]) == ("ok", expected["distinct_states"],
+                                                                     expected["depth"])
