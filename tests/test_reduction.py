@@ -82,7 +82,7 @@ def test_reduction_keeps_properties_and_commutes(preset: str) -> None:
     assert reduction_failures(model, states) == []
 
 
-def any_pending(s: Any, b: int) -> bool:
+def any_pending(s: Any, b: int, ctx: Any = None) -> bool:
     """A reduction gone too far: every pending replay is absorbed, leader changes too."""
     x = s.brokers[b]
     return x.alive and x.meta < s.controller.partition.partition_epoch

@@ -124,7 +124,19 @@ def test_smoke_reaches_every_witness_and_enables_every_action():
     result = explore(build("smoke"), workers=2)
     assert result.result == "ok" and result.unreached == [] and result.never_enabled == []
     assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2",
-                               "AlterPartitionReassignments": "reassignments = 0"}
+                               "AlterPartitionReassignments": "reassignments = 0",
+                               "CommitMetadata": "controller_failovers = 0",
+                               "ControllerFailover": "controller_failovers = 0"}
+
+
+def test_controller_failover_reaches_every_witness_and_enables_every_action():
+    """The composed preset: the quorum's actions run, an answer waits for its commit, a failover
+    forgets a write, and Kafka 4.1 keeps every invariant and temporal property."""
+    model = build("controller-failover")
+    result = explore(model, workers=2)
+    assert result.result == "ok" and result.unreached == ["lossy_crash"] and result.never_enabled == []
+    assert result.action_counts["ControllerFailover"] > 0 and result.action_counts["CommitMetadata"] > 0
+    assert {"answer_held", "failover_lost_write"} <= {p.name for p in model.properties}
 
 
 def test_the_last_known_leader_is_elected_on_its_preset_and_the_witness_is_declared_only_there():
@@ -141,7 +153,9 @@ def test_the_last_known_leader_is_elected_on_its_preset_and_the_witness_is_decla
 def test_a_zero_budget_is_reported_as_off_by_config_not_as_covered():
     result = explore(build("smoke", losses=0, fences=0))
     assert result.disabled == {"DropMessage": "losses = 0", "ElectLeaders": "max_leader_epoch < 2",
-                               "AlterPartitionReassignments": "reassignments = 0"}
+                               "AlterPartitionReassignments": "reassignments = 0",
+                               "CommitMetadata": "controller_failovers = 0",
+                               "ControllerFailover": "controller_failovers = 0"}
     assert "DropMessage" not in result.never_enabled and result.action_counts["DropMessage"] == 0
     assert "FenceBroker" not in result.disabled  # a dead broker is fenced for free
 
@@ -154,7 +168,19 @@ def test_default_reaches_every_witness_and_action_within_its_first_700k_states()
     assert result.result == "incomplete" and result.reduction
     assert result.unreached == [] and result.never_enabled == []
     assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2",
-                               "AlterPartitionReassignments": "reassignments = 0"}
+                               "AlterPartitionReassignments": "reassignments = 0",
+                               "CommitMetadata": "controller_failovers = 0",
+                               "ControllerFailover": "controller_failovers = 0"}
+
+
+def test_controller_failover_reaches_every_witness_and_enables_every_action():
+    """The composed preset: the quorum's actions run, an answer waits for its commit, a failover
+    forgets a write, and Kafka 4.1 keeps every invariant and temporal property."""
+    model = build("controller-failover")
+    result = explore(model, workers=2)
+    assert result.result == "ok" and result.unreached == ["lossy_crash"] and result.never_enabled == []
+    assert result.action_counts["ControllerFailover"] > 0 and result.action_counts["CommitMetadata"] > 0
+    assert {"answer_held", "failover_lost_write"} <= {p.name for p in model.properties}
 
 
 @pytest.mark.slow
@@ -168,7 +194,19 @@ def test_default_passes_and_reaches_everything():
     assert result.distinct_states == 5_430_858 and result.depth == 40
     assert result.unreached == [] and result.never_enabled == []
     assert result.disabled == {"ElectLeaders": "max_leader_epoch < 2",
-                               "AlterPartitionReassignments": "reassignments = 0"}
+                               "AlterPartitionReassignments": "reassignments = 0",
+                               "CommitMetadata": "controller_failovers = 0",
+                               "ControllerFailover": "controller_failovers = 0"}
+
+
+def test_controller_failover_reaches_every_witness_and_enables_every_action():
+    """The composed preset: the quorum's actions run, an answer waits for its commit, a failover
+    forgets a write, and Kafka 4.1 keeps every invariant and temporal property."""
+    model = build("controller-failover")
+    result = explore(model, workers=2)
+    assert result.result == "ok" and result.unreached == ["lossy_crash"] and result.never_enabled == []
+    assert result.action_counts["ControllerFailover"] > 0 and result.action_counts["CommitMetadata"] > 0
+    assert {"answer_held", "failover_lost_write"} <= {p.name for p in model.properties}
 
 
 def test_one_crash_leaves_leaderless_and_drop_message_out():
@@ -179,7 +217,9 @@ def test_one_crash_leaves_leaderless_and_drop_message_out():
     assert result.unreached == ["leaderless"]
     assert result.never_enabled == []
     assert result.disabled == {"DropMessage": "losses = 0", "ElectLeaders": "max_leader_epoch < 2",
-                               "AlterPartitionReassignments": "reassignments = 0"}
+                               "AlterPartitionReassignments": "reassignments = 0",
+                               "CommitMetadata": "controller_failovers = 0",
+                               "ControllerFailover": "controller_failovers = 0"}
 
 
 def test_alter_partition_answer_to_an_older_partition_epoch_is_ignored():

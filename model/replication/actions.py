@@ -58,6 +58,15 @@ class Produce(NamedTuple):
     value: int
 
 
+# the controller quorum (controller_failovers > 0)
+class CommitMetadata(NamedTuple):
+    """The KRaft quorum commits the oldest uncommitted controller write."""
+
+
+class ControllerFailover(NamedTuple):
+    """The active controller loses leadership; the next one knows only committed records."""
+
+
 # faults
 class ControlledShutdown(NamedTuple):
     broker: int
@@ -98,4 +107,6 @@ ACTION_KINDS = (
     "DropMessage",
     "ElectLeaders",
     "AlterPartitionReassignments",
+    "CommitMetadata",
+    "ControllerFailover",
 )

@@ -179,10 +179,18 @@ def apply_registration(broker: Broker, b: int, reg: PartitionRegistration, ctx: 
     return become_follower(broker, reg, ctx)
 
 
+def replayable(s: State, ctx: Context | None) -> int:
+    """The partition epoch brokers may replay up to: the last committed record (KafkaRaftClient
+    hands its listeners committed batches only), the latest when every write commits at once."""
+    if ctx is not None and not ctx.r.replay_committed_only:
+        return s.controller.log[-1].partition_epoch
+    return s.controller.committed_epoch
+
+
 def replay_metadata(s: State, ctx: Context, b: int) -> State | None:
     """Broker b replays the next partition-change record of the metadata log (KRaft metadata publisher)."""
     broker = s.brokers[b]
-    if not broker.alive or broker.meta >= s.controller.partition.partition_epoch:
+    if not broker.alive or broker.meta >= replayable(s, ctx):
         return None
     reg = s.controller.record(broker.meta + 1)
     broker = apply_registration(broker._replace(meta=broker.meta + 1), b, reg, ctx)
@@ -191,12 +199,12 @@ def replay_metadata(s: State, ctx: Context, b: int) -> State | None:
     return leader_progress(s, ctx, b)
 
 
-def follower_stutter(s: State, b: int) -> bool:
+def follower_stutter(s: State, b: int, ctx: Context | None = None) -> bool:
     """Broker b's next metadata record keeps the leader and leader epoch it follows (ISR, ELR or
     epoch-only change): `Partition.makeFollower` then changes only its partition epoch and
     `ReplicaManager.applyLocalFollowersDelta` leaves its fetcher alone, so the replay is a stutter."""
     x = s.brokers[b]
-    if not x.alive or x.leader == b or x.meta >= s.controller.partition.partition_epoch:
+    if not x.alive or x.leader == b or x.meta >= replayable(s, ctx):
         return False
     reg = s.controller.record(x.meta + 1)
     return reg.leader == x.leader and reg.leader_epoch == x.leader_epoch and b in reg.replicas
@@ -205,7 +213,7 @@ def follower_stutter(s: State, b: int) -> bool:
 def absorb_follower_replays(s: State, ctx: Context) -> State:
     """Replay every stuttering record at once (`follower_stutter`), for the checker's reduction."""
     for b in range(len(s.brokers)):
-        while follower_stutter(s, b):
+        while follower_stutter(s, b, ctx):
             t = replay_metadata(s, ctx, b)
             assert t is not None  # a stutter is a replay, which is enabled
             s = t
@@ -367,8 +375,8 @@ def handle_alter_partition_response(s: State, ctx: Context, resp: AlterPartition
     if not lb.alive:
         return None
     if (ctx.r.metadata_before_response and resp.error == _AP_NONE
-            and lb.meta < resp.registration[0].partition_epoch):
-        return None  # timing assumption: the leader replays the record before the response (spec)
+            and lb.meta < resp.registration[0].partition_epoch <= replayable(s, ctx)):
+        return None  # timing assumption: the leader replays the record before the response (spec); only a committed one
     s = s._replace(ap_responses=without_message(s.ap_responses, resp))
     proposed = tuple(i for i, _ in resp.request.new_isr)
     req = resp.request
@@ -404,6 +412,6 @@ def produce(s: State, ctx: Context, b: int, value: int) -> State | None:
 
 
 __all__ = [
-    "replay_metadata", "follower_stutter", "absorb_follower_replays", "send_fetch", "handle_fetch", "handle_fetch_response", "shrink_isr",
+    "replayable", "replay_metadata", "follower_stutter", "absorb_follower_replays", "send_fetch", "handle_fetch", "handle_fetch_response", "shrink_isr",
     "handle_alter_partition_response", "produce", "leader_progress", "apply_registration",
 ]

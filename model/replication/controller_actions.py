@@ -1,7 +1,10 @@
 """Controller actions: broker lifecycle and AlterPartition, writing partition-change records.
 
 The controller is one state machine (the active KRaft controller); its metadata log is the
-sequence of partition registrations, one per partition epoch.
+sequence of partition registrations, one per partition epoch. With controller_failovers > 0 the
+log is replicated by a KRaft quorum: each event's write is a batch that commits later
+(`commit_metadata`), its answers wait for the commit, and a failover loses what is not committed
+(`controller_failover`).
 """
 from __future__ import annotations
 
@@ -9,7 +12,9 @@ from model.replication import controller as rules
 from model.replication.broker_actions import leader_progress
 from model.replication.context import Context
 from model.replication.records import BrokerRegistration, PartitionRegistration
-from model.replication.state import AP_ERRORS, AlterPartitionRequest, AlterPartitionResponse, State, with_message, without_message
+from model.replication.state import (
+    AP_ERRORS, AlterPartitionRequest, AlterPartitionResponse, Batch, State, with_message, without_message,
+)
 
 
 def write(s: State, ctx: Context, reg: PartitionRegistration | None) -> State | None:
@@ -23,6 +28,59 @@ def write(s: State, ctx: Context, reg: PartitionRegistration | None) -> State | 
             and not reg.recovering and not set(reg.replicas) <= set(reg.isr)):  # a reassignment ends, at once or later
         s = s._replace(history=s.history._replace(reassigned_out_of_sync=True))
     return s._replace(controller=s.controller._replace(log=s.controller.log + (reg,)))
+
+
+def settle(before: State, s: State, ctx: Context, responses: tuple[AlterPartitionResponse, ...] = ()) -> State:
+    """The end of a controller event (QuorumController.ControllerWriteEvent): what it wrote from
+    `before` becomes one uncommitted batch, and its answers wait in the purgatory until the
+    batch commits, or until every batch already pending commits when it wrote nothing
+    (DeferredEventQueue.highestPendingOffset). With no quorum, everything commits at once."""
+    c0, c = before.controller, s.controller
+    if ctx.p.controller_failovers and (c.brokers != c0.brokers or c.log[-1] != c0.log[-1]):
+        s = s._replace(controller=c._replace(uncommitted=c.uncommitted + (Batch(c0.brokers, c0.log[-1], ()),)))
+        c = s.controller
+    if responses and c.uncommitted and ctx.r.response_after_commit:
+        last = c.uncommitted[-1]
+        held = c.uncommitted[:-1] + (last._replace(responses=last.responses + responses),)
+        return s._replace(controller=c._replace(uncommitted=held))
+    ap = s.ap_responses
+    for resp in responses:
+        ap = with_message(ap, resp)
+    return s._replace(ap_responses=ap)
+
+
+def commit_metadata(s: State, ctx: Context) -> State | None:
+    """The quorum commits the oldest pending batch (KafkaRaftClient's high watermark passes it;
+    QuorumController.handleCommit completes the purgatory's events up to its offset)."""
+    c = s.controller
+    if not c.uncommitted:
+        return None
+    first = c.uncommitted[0]
+    s = s._replace(controller=c._replace(uncommitted=c.uncommitted[1:]))
+    ap = s.ap_responses
+    for resp in first.responses:
+        ap = with_message(ap, resp)
+    return s._replace(ap_responses=ap)
+
+
+def controller_failover(s: State, ctx: Context) -> State | None:
+    """The active controller loses leadership with writes not yet committed; the new one knows
+    only committed records (QuorumController.renounce: revertToSnapshot(lastCommittedOffset),
+    purgatory.failAll(NotControllerException)). Each answer waiting in the purgatory becomes
+    NOT_CONTROLLER, and the broker sends its request again to the new controller
+    (NodeToControllerRequestThread.handleResponse: requestQueue.putFirst)."""
+    c = s.controller
+    if not c.uncommitted or c.failovers >= ctx.p.controller_failovers:
+        return None
+    first = c.uncommitted[0]
+    keep = first.partition.partition_epoch
+    log = tuple(r for r in c.log if r.partition_epoch <= keep) or (first.partition,)
+    requests = s.ap_requests
+    for batch in c.uncommitted:
+        for resp in batch.responses:
+            requests = with_message(requests, resp.request)
+    controller = c._replace(brokers=first.brokers, log=log, uncommitted=(), failovers=c.failovers + 1)
+    return s._replace(controller=controller, ap_requests=requests)
 
 
 def set_registration(s: State, b: int, reg: BrokerRegistration) -> tuple[BrokerRegistration, ...]:
@@ -40,6 +98,7 @@ def fence_broker(s: State, ctx: Context, b: int) -> State | None:
     if alive and ctx.r.no_fence_with_stale_fetch and any(
             r.follower == b and r.broker_epoch < reg.epoch for r in s.fetch_requests):
         return None  # timing assumption H2 (spec/replication.md)
+    before = s
     regs = set_registration(s, b, reg._replace(fenced=True))
     s = s._replace(controller=s.controller._replace(brokers=regs))
     if alive and ctx.p.fences >= 0:  # an unbounded budget keeps no count, so states differ less
@@ -48,7 +107,8 @@ def fence_broker(s: State, ctx: Context, b: int) -> State | None:
         s.controller.partition, regs, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr, unclean_election=ctx.p.unclean,
         reassignment_epoch_bump=ctx.r.reassignment_epoch_bump,
     )
-    return write(s, ctx, change)
+    t = write(s, ctx, change)
+    return None if t is None else settle(before, t, ctx)
 
 
 def unfence_broker(s: State, ctx: Context, b: int) -> State | None:
@@ -57,18 +117,21 @@ def unfence_broker(s: State, ctx: Context, b: int) -> State | None:
     broker = s.brokers[b]
     if not reg.fenced or not broker.alive or reg.epoch != broker.epoch:
         return None
+    before = s
     regs = set_registration(s, b, reg._replace(fenced=False))
     s = s._replace(controller=s.controller._replace(brokers=regs))
     change = rules.handle_broker_unfenced(
         s.controller.partition, regs, b, min_isr=ctx.p.min_isr, elr_enabled=ctx.p.elr, unclean_election=ctx.p.unclean,
         reassignment_epoch_bump=ctx.r.reassignment_epoch_bump,
     )
-    return write(s, ctx, change)
+    t = write(s, ctx, change)
+    return None if t is None else settle(before, t, ctx)
 
 
 def handle_alter_partition(s: State, ctx: Context, req: AlterPartitionRequest) -> State | None:
     """The controller validates and applies an AlterPartition (ReplicationControlManager.alterPartition)."""
     s = s._replace(ap_requests=without_message(s.ap_requests, req))
+    before = s
     current = s.controller.partition
     error, change = rules.alter_partition(
         current, s.controller.brokers, broker_id=req.leader, broker_epoch=req.broker_epoch,
@@ -82,7 +145,7 @@ def handle_alter_partition(s: State, ctx: Context, req: AlterPartitionRequest) -
         return None
     answer = (written.controller.partition,) if error == "NONE" else ()
     resp = AlterPartitionResponse(req.leader, req, AP_ERRORS.index(error), answer)
-    return written._replace(ap_responses=with_message(written.ap_responses, resp))
+    return settle(before, written, ctx, (resp,))
 
 
 def elect_leaders(s: State, ctx: Context, election: str) -> State | None:
@@ -96,7 +159,8 @@ def elect_leaders(s: State, ctx: Context, election: str) -> State | None:
         reassignment_epoch_bump=ctx.r.reassignment_epoch_bump)
     if error != rules.NONE:
         return None
-    return write(s, ctx, change)
+    t = write(s, ctx, change)
+    return None if t is None else settle(s, t, ctx)
 
 
 def alter_partition_reassignments(s: State, ctx: Context, target: tuple[int, ...]) -> State | None:
@@ -112,8 +176,8 @@ def alter_partition_reassignments(s: State, ctx: Context, target: tuple[int, ...
     if error != rules.NONE or change is None:
         return None
     t = write(s, ctx, change)
-    return None if t is None else t._replace(history=t.history._replace(reassignments=h.reassignments + 1))
+    return None if t is None else settle(s, t._replace(history=t.history._replace(reassignments=h.reassignments + 1)), ctx)
 
 
-__all__ = ["write", "set_registration", "fence_broker", "unfence_broker", "handle_alter_partition", "elect_leaders",
+__all__ = ["write", "settle", "commit_metadata", "controller_failover", "set_registration", "fence_broker", "unfence_broker", "handle_alter_partition", "elect_leaders",
            "alter_partition_reassignments", "leader_progress"]

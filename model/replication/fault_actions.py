@@ -84,6 +84,8 @@ def restart(s: State, ctx: Context, b: int) -> State | None:
     reg = s.controller.brokers[b]
     if broker.alive or not reg.fenced:
         return None  # the old registration's session must have expired
+    if s.controller.uncommitted:
+        return None  # the registration is answered once committed: taken as one step after the pending writes
     epoch = broker.epoch + 1
     regs = set_registration(s, b, BrokerRegistration(epoch, True, False))
     s = s._replace(controller=s.controller._replace(brokers=regs))

@@ -48,6 +48,9 @@ FAIRNESS: tuple[Fairness, ...] = tuple(
                   " (AbstractFetcherThread.doWork, maybeFetch; ReplicaFetcherThread.buildFetch)"),
     weak_fairness("ReplayMetadata", "every live broker keeps fetching the metadata log from the KRaft quorum and"
                   " publishes each batch (BrokerMetadataPublisher -> ReplicaManager.applyDelta)"),
+    weak_fairness("CommitMetadata", "the KRaft quorum keeps replicating the active controller's writes and"
+                  " commits them (KafkaRaftClient: the leader's high watermark advances once a majority of voters"
+                  " fetched them)"),
     weak_fairness("UnfenceBroker", "a live fenced broker keeps sending BrokerHeartbeat; once caught up the"
                   " controller unfences it (BrokerHeartbeatManager.calculateNextBrokerState,"
                   " ReplicationControlManager.handleBrokerUnfenced)"),
@@ -134,7 +137,7 @@ def live_fenced(b: int) -> Callable[[State], bool]:
 
 
 def behind_metadata(b: int) -> Callable[[State], bool]:
-    return lambda s: s.brokers[b].alive and s.brokers[b].meta < s.controller.partition.partition_epoch
+    return lambda s: s.brokers[b].alive and s.brokers[b].meta < s.controller.committed_epoch
 
 
 def properties(p: Params) -> list[Property]:

@@ -61,7 +61,11 @@ _STEP = {
     A.DropMessage: lambda s, c, a: fault_actions.drop_message(s, c, a.message),
     A.ElectLeaders: lambda s, c, a: controller_actions.elect_leaders(s, c, a.election),
     A.AlterPartitionReassignments: lambda s, c, a: controller_actions.alter_partition_reassignments(s, c, a.target),
+    A.CommitMetadata: lambda s, c, a: controller_actions.commit_metadata(s, c),
+    A.ControllerFailover: lambda s, c, a: controller_actions.controller_failover(s, c),
 }
+
+_COMMIT, _FAILOVER = A.CommitMetadata(), A.ControllerFailover()
 
 
 def _targets(n: int) -> tuple[tuple[int, ...], ...]:
@@ -136,7 +140,7 @@ class ReplicationModel:
         p = self.params
         out: list[Any] = []
         regs = s.controller.brokers
-        latest = s.controller.partition.partition_epoch
+        latest = broker_actions.replayable(s, self.ctx)
         room = s.in_flight() < p.max_in_flight
         h = s.history
         fault = p.fault_left(h)
@@ -190,6 +194,10 @@ class ReplicationModel:
                 out.append(A.ElectLeaders("PREFERRED"))
             if p.unclean_elect_leaders:
                 out.append(A.ElectLeaders("UNCLEAN"))
+        if s.controller.uncommitted:
+            out.append(_COMMIT)
+            if s.controller.failovers < p.controller_failovers:
+                out.append(_FAILOVER)
         return out
 
     def disabled_actions(self) -> dict[str, str]:
@@ -213,6 +221,8 @@ class ReplicationModel:
             off["Produce"] = "values = 0"
         if p.reassignments == 0:
             off["AlterPartitionReassignments"] = "reassignments = 0"
+        if p.controller_failovers == 0:
+            off["CommitMetadata"] = off["ControllerFailover"] = "controller_failovers = 0"
         if not p.preferred_elections and not p.unclean_elect_leaders:
             off["ElectLeaders"] = "preferred_elections and unclean_elect_leaders false"
         elif p.max_leader_epoch < 2:
@@ -248,7 +258,7 @@ class ReplicationModel:
         """The checker's stutter reduction: absorb every follower replay that changes nothing but
         the follower's partition epoch (`broker_actions.follower_stutter`). Such replays commute
         with every other action and no property reads what they change (tests/test_reduction.py)."""
-        latest = s.controller.log[-1].partition_epoch
+        latest = broker_actions.replayable(s, self.ctx)
         for b, x in enumerate(s.brokers):
             if x.alive and x.meta < latest and x.leader != b:
                 break
@@ -266,6 +276,8 @@ class ReplicationModel:
             parts[0] += f" replicas{list(reg.replicas)}"
             if reassigning(reg):
                 parts[0] += f" -{list(reg.removing)} +{list(reg.adding)}"
+        if s.controller.uncommitted:
+            parts[0] += f" ({len(s.controller.uncommitted)} uncommitted)"
         for b, x in enumerate(s.brokers):
             if not x.alive:
                 parts.append(f"b{b} down")
@@ -312,7 +324,11 @@ class ReplicationModel:
         return repr(_plain(s)).encode()
 
     def to_json(self, s: State) -> dict[str, Any]:
-        return _json(s)
+        out = _json(s)
+        if not self.params.controller_failovers:  # the quorum's fields, always empty: left out
+            for key in ("uncommitted", "failovers"):
+                del out["controller"][key]
+        return out
 
 
 def _plain(x: Any) -> Any:

@@ -27,6 +27,9 @@ CONFIG_KEYS = (
     ConfigKey("unclean_leader_election", bool, False, "unclean.leader.election.enable", None, None),
     ConfigKey("preferred_elections", bool, True, "the controller elects the preferred replica when it can "
               "(auto.leader.rebalance.enable, or ElectLeaders PREFERRED)", None, None),
+    ConfigKey("controller_failovers", int, 0, "budget of controller failovers: with 1 or more the metadata log is "
+              "replicated by a KRaft quorum, a controller write commits later (CommitMetadata) and a failover "
+              "loses the writes not yet committed; 0: every write commits at once", 0, 3),
     ConfigKey("unclean_elect_leaders", bool, False, "an operator may ask for an unclean election of a leaderless "
               "partition (ElectLeaders UNCLEAN): acked records may be lost, by design", None, None),
 )
@@ -83,6 +86,11 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     # one crash, a lost heartbeat and a lost message, with no joint budget: past 8 million
     # states (not a five-minute run; see spec/replication.md)
     "faults": {"crashes": 1, "fences": 1, "losses": 1, "max_faults": -1},
+    # the controller quorum under the partition: two brokers, min ISR 1, one crash and one
+    # controller failover that loses the partition changes not yet committed
+    "controller-failover": {"brokers": 2, "values": 1, "max_leader_epoch": 1, "max_partition_epoch": 3,
+                            "crashes": 1, "lossy_crashes": 0, "fences": 0, "losses": 0, "max_faults": -1,
+                            "max_in_flight": 2, "min_insync_replicas": 1, "controller_failovers": 1},
 }
 
 
@@ -115,6 +123,7 @@ class Params:
     unclean: bool
     preferred_elections: bool
     unclean_elect_leaders: bool
+    controller_failovers: int = 0  # > 0: writes commit later, and failovers lose the uncommitted ones
 
     @classmethod
     def from_config(cls, c: Mapping[str, Any]) -> "Params":
@@ -132,7 +141,7 @@ class Params:
             max_faults=c["max_faults"], max_in_flight=c["max_in_flight"],
             min_isr=min(c["min_insync_replicas"], c["brokers"]), elr=c["elr_enabled"],
             unclean=c["unclean_leader_election"], preferred_elections=c["preferred_elections"],
-            unclean_elect_leaders=c["unclean_elect_leaders"],
+            unclean_elect_leaders=c["unclean_elect_leaders"], controller_failovers=c["controller_failovers"],
         )
 
     def fault_left(self, h: Any) -> bool:

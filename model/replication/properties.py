@@ -163,7 +163,19 @@ def properties(p: Params) -> list[Property]:
                   "the controller rejects an AlterPartition"),
         sometimes("broker_reregistered", lambda s: any(b.epoch > 1 for b in s.brokers),
                   "a broker restarts with a new broker epoch"),
-    ] + _recovery_witness(p) + _reassignment_properties(p)
+    ] + _recovery_witness(p) + _reassignment_properties(p) + _quorum_witnesses(p)
+
+
+def _quorum_witnesses(p: Params) -> list[Property]:
+    """Declared where the metadata log is replicated by a KRaft quorum (`controller_failovers` > 0)."""
+    if p.controller_failovers == 0:
+        return []
+    return [
+        sometimes("answer_held", lambda s: any(b.responses for b in s.controller.uncommitted),
+                  "an AlterPartition answer waits in the controller's purgatory for its write to commit"),
+        sometimes("failover_lost_write", lambda s: s.controller.failovers > 0,
+                  "a controller failover forgets a write the quorum had not committed"),
+    ]
 
 
 _NEW_LEADER_ELECTED = AP_ERRORS.index("NEW_LEADER_ELECTED")

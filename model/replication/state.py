@@ -71,18 +71,35 @@ class Broker(NamedTuple):
         return len(self.log)
 
 
+class Batch(NamedTuple):
+    """One controller write the quorum has not committed yet (QuorumController's records of one
+    event, appended atomically): what it changed from, and the answers that wait for its commit."""
+
+    brokers: tuple[BrokerRegistration, ...]  # the registrations before it
+    partition: PartitionRegistration  # the partition's record before it
+    responses: tuple["AlterPartitionResponse", ...]  # held in the controller's purgatory until it commits
+
+
 @fast_replace
 class Controller(NamedTuple):
-    """The KRaft controller, abstracted as one state machine with a metadata log."""
+    """The active KRaft controller's in-memory state: broker registrations and the metadata log."""
 
     brokers: tuple[BrokerRegistration, ...]
     # The partition-change records some live broker has still to replay, and always the latest:
     # consecutive partition epochs, starting at log[0].partition_epoch (see `compact`).
     log: tuple[PartitionRegistration, ...]
+    # With controller_failovers > 0: the writes the quorum has not committed, oldest first
+    uncommitted: tuple[Batch, ...] = ()
+    failovers: int = 0  # controller failovers so far (ghost: the budget)
 
     @property
     def partition(self) -> PartitionRegistration:
         return self.log[-1]
+
+    @property
+    def committed_epoch(self) -> int:
+        """The partition epoch of the last committed partition record: what brokers may replay."""
+        return self.uncommitted[0].partition.partition_epoch if self.uncommitted else self.log[-1].partition_epoch
 
     def record(self, partition_epoch: int) -> PartitionRegistration:
         """The record that set `partition_epoch` (it must still be held)."""
@@ -196,7 +213,9 @@ class State(NamedTuple):
 
     def in_flight(self) -> int:
         """Every message in flight, requests and responses: what `max_in_flight` bounds."""
-        return len(self.fetch_requests) + len(self.fetch_responses) + len(self.ap_requests) + len(self.ap_responses)
+        held = sum(len(b.responses) for b in self.controller.uncommitted) if self.controller.uncommitted else 0
+        return (len(self.fetch_requests) + len(self.fetch_responses) + len(self.ap_requests) + len(self.ap_responses)
+                + held)
 
 
 def with_message(messages: tuple, message: object) -> tuple:

@@ -178,6 +178,24 @@ VARIANTS = (
         preset="smoke",
     ),
     Variant(
+        "alter-partition-response-before-commit",
+        "the controller answers an AlterPartition as soon as it writes the change, before the KRaft quorum "
+        "commits it: the leader acts on an ISR that a controller failover then forgets",
+        expect="quorum_superset",
+        bug_id="C1",
+        reference="QuorumController.ControllerWriteEvent (the purgatory waits for the commit), renounce",
+        preset="controller-failover",
+    ),
+    Variant(
+        "replay-uncommitted-metadata",
+        "brokers replay the active controller's partition-change records before the KRaft quorum commits "
+        "them: a broker acts on a leader or ISR that a controller failover then forgets",
+        expect="quorum_superset",
+        bug_id="C2",
+        reference="KafkaRaftClient (listeners see committed batches only), MetadataLoader",
+        preset="controller-failover",
+    ),
+    Variant(
         "fence-with-stale-fetch-queued",
         "drops the timing assumption that a restarted broker is not fenced again while a Fetch from its "
         "previous incarnation still waits at the leader: Replica.updateFetchStateOrThrow checks the broker "
@@ -210,6 +228,8 @@ class Rules:
     current_leader_epoch: bool = True  # KIP-320: a Fetch with another leader epoch is fenced
     hw_skips_ineligible: bool = True  # KAFKA-15021: the HW waits for no caught-up but ISR-ineligible replica
     reassignment_epoch_bump: bool = True  # a replica leaving the replica set bumps the leader epoch
+    response_after_commit: bool = True  # the controller answers once the quorum commits the write
+    replay_committed_only: bool = True  # brokers replay only committed metadata records
 
     @classmethod
     def of(cls, variant: str) -> "Rules":
@@ -231,6 +251,8 @@ class Rules:
             "no-current-epoch-in-fetch": cls(current_leader_epoch=False),
             "hw-waits-for-ineligible": cls(hw_skips_ineligible=False),
             "reassignment-keeps-leader-epoch": cls(reassignment_epoch_bump=False),
+            "alter-partition-response-before-commit": cls(response_after_commit=False),
+            "replay-uncommitted-metadata": cls(replay_committed_only=False),
             # configuration variants: Kafka 4.1's rules under a configuration the variant forces
             "no-elr": cls(),
             "unclean-election": cls(),
