@@ -65,13 +65,13 @@ def live_pending(history: History, brokers: tuple[Broker, ...]) -> History:
 
 def isr_eligible(s: State, follower: int, fetched_broker_epoch: int) -> bool:
     """Partition.isReplicaIsrEligible: unfenced, not shutting down, broker epoch as registered."""
-    reg = s.controller.brokers[follower]
+    reg = s.controller.committed_brokers[follower]
     return not reg.fenced and not reg.in_controlled_shutdown and reg.epoch == fetched_broker_epoch
 
 
 def isr_eligible_without_fencing(s: State, follower: int, fetched_broker_epoch: int) -> bool:
     """Variant R8 (pre-KIP-841): only the broker epoch is compared, fenced and shutting-down brokers qualify."""
-    return s.controller.brokers[follower].epoch == fetched_broker_epoch
+    return s.controller.committed_brokers[follower].epoch == fetched_broker_epoch
 
 
 def eligible(s: State, ctx: Context, follower: int, fetched_broker_epoch: int) -> bool:
@@ -299,7 +299,7 @@ def _record_position(s: State, ctx: Context, req: FetchRequest) -> State:
 
 def _stale_broker_epoch(s: State, f: int, broker_epoch: int) -> bool:
     """Replica.updateFetchStateOrThrow (KAFKA-15221): a fetch older than f's unfenced registration is refused."""
-    reg = s.controller.brokers[f]
+    reg = s.controller.committed_brokers[f]
     return broker_epoch != UNKNOWN and not reg.fenced and reg.epoch > broker_epoch
 
 

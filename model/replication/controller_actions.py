@@ -79,7 +79,8 @@ def controller_failover(s: State, ctx: Context) -> State | None:
     for batch in c.uncommitted:
         for resp in batch.responses:
             requests = with_message(requests, resp.request)
-    controller = c._replace(brokers=first.brokers, log=log, uncommitted=(), failovers=c.failovers + 1)
+    controller = c._replace(brokers=first.brokers, log=log, uncommitted=(), failovers=c.failovers + 1,
+                            reverted=c.reverted or c.log[-1] != first.partition)
     return s._replace(controller=controller, ap_requests=requests)
 
 

@@ -36,8 +36,8 @@ def _may_go_down(s: State, ctx: Context, b: int) -> bool:
 
 def controlled_shutdown(s: State, ctx: Context, b: int) -> State | None:
     """Broker b shuts down cleanly (ReplicationControlManager.handleBrokerInControlledShutdown, then fenced)."""
-    if not _may_go_down(s, ctx, b):
-        return None
+    if not _may_go_down(s, ctx, b) or s.controller.uncommitted:
+        return None  # the broker stops once its records commit: one step, taken while nothing is pending
     reg = s.controller.brokers[b]
     shutting = set_registration(s, b, reg._replace(in_controlled_shutdown=True))
     change = rules.handle_broker_in_controlled_shutdown(

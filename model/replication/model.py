@@ -326,7 +326,7 @@ class ReplicationModel:
     def to_json(self, s: State) -> dict[str, Any]:
         out = _json(s)
         if not self.params.controller_failovers:  # the quorum's fields, always empty: left out
-            for key in ("uncommitted", "failovers"):
+            for key in ("uncommitted", "failovers", "reverted"):
                 del out["controller"][key]
         return out
 

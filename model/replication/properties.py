@@ -175,6 +175,10 @@ def _quorum_witnesses(p: Params) -> list[Property]:
                   "an AlterPartition answer waits in the controller's purgatory for its write to commit"),
         sometimes("failover_lost_write", lambda s: s.controller.failovers > 0,
                   "a controller failover forgets a write the quorum had not committed"),
+        sometimes("failover_reverted_partition", lambda s: s.controller.reverted,
+                  "a controller failover forgets a partition-change record"),
+        sometimes("writes_queued", lambda s: len(s.controller.uncommitted) >= 2,
+                  "two controller writes wait for the quorum to commit them"),
     ]
 
 

@@ -91,6 +91,12 @@ class Controller(NamedTuple):
     # With controller_failovers > 0: the writes the quorum has not committed, oldest first
     uncommitted: tuple[Batch, ...] = ()
     failovers: int = 0  # controller failovers so far (ghost: the budget)
+    reverted: bool = False  # ghost: a failover forgot a partition-change record
+
+    @property
+    def committed_brokers(self) -> tuple[BrokerRegistration, ...]:
+        """The registrations as committed: what brokers' metadata images hold."""
+        return self.uncommitted[0].brokers if self.uncommitted else self.brokers
 
     @property
     def partition(self) -> PartitionRegistration:
