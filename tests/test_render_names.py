@@ -93,6 +93,10 @@ def _check_replication(inv: str, s: Any, text: str) -> None:
         i, j, o = _ints(r"brokers (\d+) and (\d+) disagree at offset (\d+)", text)
         a, b = s.brokers[i], s.brokers[j]
         assert o < min(a.hw, b.hw) and a.log[o:o + 1] != b.log[o:o + 1]
+    elif inv == "quorum_superset":
+        broker, leader = _ints(r"broker (\d+) is in the controller's ISR .* leader broker (\d+)'s HW", text)
+        reg, lb = s.controller.partition, s.brokers[leader]
+        assert broker in reg.isr and leader == reg.leader and broker not in lb.maximal_isr
     elif inv == "structural":
         (broker,) = _ints(r"broker (\d+)", text)
         reg = s.controller.partition
