@@ -60,7 +60,7 @@ def reduction_failures(model: Any, states: list[Any]) -> list[str]:
             if x._replace(meta=y.meta, partition_epoch=y.partition_epoch) != y:
                 failures.append(f"broker {b} changed beyond its metadata position in {s}")
         for a in model.actions(s):
-            if isinstance(a, A.ReplayMetadata) and broker_actions.follower_stutter(s, a.broker):
+            if isinstance(a, A.ReplayMetadata) and broker_actions.follower_stutter(s, a.broker, model.ctx):
                 continue  # the replay the reduction absorbs
             t = model.next_state(s, a)
             if t is None:
@@ -82,7 +82,7 @@ def test_reduction_keeps_properties_and_commutes(preset: str) -> None:
     assert reduction_failures(model, states) == []
 
 
-def any_pending(s: Any, b: int, ctx: Any = None) -> bool:
+def any_pending(s: Any, b: int, ctx: Any) -> bool:
     """A reduction gone too far: every pending replay is absorbed, leader changes too."""
     x = s.brokers[b]
     return x.alive and x.meta < s.controller.partition.partition_epoch

@@ -179,10 +179,10 @@ def apply_registration(broker: Broker, b: int, reg: PartitionRegistration, ctx: 
     return become_follower(broker, reg, ctx)
 
 
-def replayable(s: State, ctx: Context | None) -> int:
+def replayable(s: State, ctx: Context) -> int:
     """The partition epoch brokers may replay up to: the last committed record (KafkaRaftClient
     hands its listeners committed batches only), the latest when every write commits at once."""
-    if ctx is not None and not ctx.r.replay_committed_only:
+    if not ctx.r.replay_committed_only:
         return s.controller.log[-1].partition_epoch
     return s.controller.committed_epoch
 
@@ -199,7 +199,7 @@ def replay_metadata(s: State, ctx: Context, b: int) -> State | None:
     return leader_progress(s, ctx, b)
 
 
-def follower_stutter(s: State, b: int, ctx: Context | None = None) -> bool:
+def follower_stutter(s: State, b: int, ctx: Context) -> bool:
     """Broker b's next metadata record keeps the leader and leader epoch it follows (ISR, ELR or
     epoch-only change): `Partition.makeFollower` then changes only its partition epoch and
     `ReplicaManager.applyLocalFollowersDelta` leaves its fetcher alone, so the replay is a stutter."""

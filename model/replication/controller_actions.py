@@ -13,7 +13,7 @@ from model.replication.broker_actions import leader_progress
 from model.replication.context import Context
 from model.replication.records import BrokerRegistration, PartitionRegistration
 from model.replication.state import (
-    AP_ERRORS, AlterPartitionRequest, AlterPartitionResponse, Batch, State, with_message, without_message,
+    AP_ERRORS, AlterPartitionRequest, AlterPartitionResponse, Batch, State, with_messages, without_message,
 )
 
 
@@ -43,10 +43,7 @@ def settle(before: State, s: State, ctx: Context, responses: tuple[AlterPartitio
         last = c.uncommitted[-1]
         held = c.uncommitted[:-1] + (last._replace(responses=last.responses + responses),)
         return s._replace(controller=c._replace(uncommitted=held))
-    ap = s.ap_responses
-    for resp in responses:
-        ap = with_message(ap, resp)
-    return s._replace(ap_responses=ap)
+    return s._replace(ap_responses=with_messages(s.ap_responses, responses))
 
 
 def commit_metadata(s: State, ctx: Context) -> State | None:
@@ -56,11 +53,8 @@ def commit_metadata(s: State, ctx: Context) -> State | None:
     if not c.uncommitted:
         return None
     first = c.uncommitted[0]
-    s = s._replace(controller=c._replace(uncommitted=c.uncommitted[1:]))
-    ap = s.ap_responses
-    for resp in first.responses:
-        ap = with_message(ap, resp)
-    return s._replace(ap_responses=ap)
+    return s._replace(controller=c._replace(uncommitted=c.uncommitted[1:]),
+                      ap_responses=with_messages(s.ap_responses, first.responses))
 
 
 def controller_failover(s: State, ctx: Context) -> State | None:
@@ -75,10 +69,7 @@ def controller_failover(s: State, ctx: Context) -> State | None:
     first = c.uncommitted[0]
     keep = first.partition.partition_epoch
     log = tuple(r for r in c.log if r.partition_epoch <= keep) or (first.partition,)
-    requests = s.ap_requests
-    for batch in c.uncommitted:
-        for resp in batch.responses:
-            requests = with_message(requests, resp.request)
+    requests = with_messages(s.ap_requests, tuple(r.request for batch in c.uncommitted for r in batch.responses))
     controller = c._replace(brokers=first.brokers, log=log, uncommitted=(), failovers=c.failovers + 1,
                             reverted=c.reverted or c.log[-1] != first.partition)
     return s._replace(controller=controller, ap_requests=requests)

@@ -229,6 +229,11 @@ def with_message(messages: tuple, message: object) -> tuple:
     return tuple(sorted(messages + (message,)))
 
 
+def with_messages(messages: tuple, new: tuple) -> tuple:
+    """Add several messages at once to a multiset of messages."""
+    return tuple(sorted(messages + new)) if new else messages
+
+
 def without_message(messages: tuple, message: object) -> tuple:
     """Remove one copy of a message from a multiset of messages."""
     i = messages.index(message)
