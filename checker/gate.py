@@ -29,7 +29,7 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3
 HOLDS = "holds"
 REFERENCE_VARIANT = "kafka-4.1"  # every model's first variant: the protocol as released
 ROW_KEYS = ("name", "model", "variant", "preset", "config", "set", "expect", "invariants", "max_states", "workers",
-            "liveness", "may_miss")
+            "liveness", "may_miss", "schedule")
 REQUIRED_KEYS = ("name", "model", "variant", "expect")
 
 
@@ -66,6 +66,8 @@ class Row:
     # sometimes-properties and action kinds a "holds" row may leave unreached / never enabled;
     # any other one fails the row (a search that no longer reaches them checks less)
     may_miss: tuple[str, ...] = ()
+    # a schedule row replays these actions (reprs) instead of searching (checker/schedule.py)
+    schedule: tuple[str, ...] = ()
 
     @property
     def is_bug(self) -> bool:
@@ -130,6 +132,15 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
     may_miss = table.get("may_miss", [])
     if not isinstance(may_miss, list) or not all(isinstance(n, str) for n in may_miss):
         raise ConfigError(f"{where}: 'may_miss' must be a list of sometimes-property and action names, got {may_miss!r}")
+    schedule = table.get("schedule", [])
+    if "schedule" in table:
+        if not isinstance(schedule, list) or not schedule or not all(isinstance(a, str) and a.strip() for a in schedule):
+            raise ConfigError(f"{where}: 'schedule' must be a non-empty list of actions, e.g. [\"ElectionTimeout(node=0)\"]")
+        searched = [k for k in ("max_states", "workers", "may_miss", "liveness") if k in table]
+        if searched:
+            raise ConfigError(f"{where}: {searched[0]!r} does not apply to a schedule row (it replays its schedule, "
+                              "it does not search)")
+        liveness = False
     try:
         rc = load_config(model=model, variant=variant, preset=preset, path=config_file, overrides=overrides)
         built = rc.build()
@@ -139,6 +150,13 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
     except ConfigError as e:
         raise ConfigError(f"{where}: {e}") from None
     invariants = [p.name for p in built.properties if p.kind == "always" or p.temporal]
+    unknown_steps = [a for a in schedule if a.split("(")[0].strip() not in built.action_kinds]
+    if unknown_steps:
+        raise ConfigError(f"{where}: schedule: {unknown_steps[0]!r} is not an action of model {model} "
+                          f"(actions: {', '.join(built.action_kinds)})")
+    if schedule and expect != HOLDS and expect not in [p.name for p in built.properties if p.kind == "always"]:
+        raise ConfigError(f"{where}: a schedule row expects \"holds\" or an invariant (not a temporal property), "
+                          f"got {expect!r}")
     if expect != HOLDS and expect not in invariants:
         raise ConfigError(f"{where}: expect {expect!r} is not an invariant of model {model} "
                           f"(expect \"holds\" or one of: {', '.join(invariants)}; temporal properties count too)")
@@ -147,7 +165,8 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
     row = Row(name=str(name), model=str(model), variant=str(variant), preset=preset, config_file=config_file,
               overrides=tuple(overrides.items()), expect=str(expect), max_states=max_states, workers=workers,
               invariants=checked, bug_id=declared.bug_id, variant_description=declared.description,
-              config_label=_config_label(preset, config, overrides), liveness=liveness, may_miss=tuple(may_miss))
+              config_label=_config_label(preset, config, overrides), liveness=liveness, may_miss=tuple(may_miss),
+              schedule=tuple(schedule))
     missable = ({p.name for p in built.properties if p.kind == "sometimes" or p.temporal}
                 | set(built.action_kinds))
     unknown_miss = [n for n in may_miss if n not in missable]
@@ -192,20 +211,33 @@ def _check_matrix(path: Path, rows: Sequence[Row], configs: Sequence[RunConfig],
             raise ConfigError(f"gate file {path}: duplicate row name {row.name!r} (rows {seen_names[row.name] + 1}"
                               f" and {index + 1})")
         seen_names[row.name] = index
-        run = (row.variant, row.invariants) + _identity(rc)
+        run = (row.variant, row.invariants, row.schedule) + _identity(rc)
         if run in seen_runs:
             raise ConfigError(f"gate file {path}: rows {seen_runs[run]!r} and {row.name!r} check the same model, "
                               f"variant and configuration; keep one")
         seen_runs[run] = row.name
         if row.variant == REFERENCE_VARIANT and not row.is_bug:
-            holds_configs.add(_identity(rc))
+            holds_configs.add((row.schedule,) + _identity(rc))
     for row, base in zip(rows, bases):
-        if row.is_bug and _identity(base) not in holds_configs:
+        if row.is_bug and (row.schedule,) + _identity(base) not in holds_configs:
             raise ConfigError(
                 f"gate file {path}: bug row {row.name!r} has no {REFERENCE_VARIANT} \"holds\" row of model "
                 f"{row.model} on the same configuration ({row.config_label}); add one, e.g. [[row]] "
                 f"name = \"{row.model}-{REFERENCE_VARIANT}-{row.preset}\", model = \"{row.model}\", "
-                f"variant = \"{REFERENCE_VARIANT}\", preset = \"{row.preset}\", expect = \"holds\"")
+                f"variant = \"{REFERENCE_VARIANT}\", preset = \"{row.preset}\", expect = \"holds\""
+                + (" and the same schedule" if row.schedule else ""))
+
+
+def _shared_schedule(path: Path, index: int, table: Any, tables: Sequence[Any]) -> Any:
+    """A row whose `schedule` is a string takes the schedule of the row of that name (the Kafka 4.1
+    row of a bug's schedule, written once)."""
+    if not isinstance(table, dict) or not isinstance(table.get("schedule"), str):
+        return table
+    name = table["schedule"]
+    other = next((t for t in tables if isinstance(t, dict) and t.get("name") == name), None)
+    if other is None or not isinstance(other.get("schedule"), list):
+        raise ConfigError(f"{_where(path, index, table)}: schedule = {name!r} names no row with a list of actions")
+    return {**table, "schedule": other["schedule"]}
 
 
 def load_gate(path: str | os.PathLike[str]) -> list[Row]:
@@ -218,7 +250,7 @@ def load_gate(path: str | os.PathLike[str]) -> list[Row]:
     tables = table.get("row")
     if not isinstance(tables, list) or not tables:
         raise ConfigError(f"gate file {path}: no rows (add [[row]] tables; see docs/gate.md)")
-    parsed = [parse_row(path, i, t) for i, t in enumerate(tables)]
+    parsed = [parse_row(path, i, _shared_schedule(path, i, t, tables)) for i, t in enumerate(tables)]
     rows, configs, bases = ([p[i] for p in parsed] for i in range(3))
     _check_matrix(path, rows, configs, bases)  # type: ignore[arg-type]
     return rows
@@ -263,6 +295,8 @@ class Outcome:
     liveness_states: int = 0
     cut_by_bound: int = 0  # fair cycles that exist only because of a bound (never violations)
     unreached_antecedents: list[str] = field(default_factory=list)  # leads_to whose P never held
+    refused_at: int | None = None  # a schedule row: the step its model did not enable (from 1)
+    refused: str = ""  # that step's action
 
 
 def trace_meta(row: Row, rc: RunConfig, invariant: str, description: str) -> dict[str, Any]:
@@ -280,6 +314,8 @@ def trace_text(row: Row, rc: RunConfig, model: Any, trace: Sequence[Any], invari
     config = " ".join(f"{k}={json.dumps(v)}" for k, v in rc.config.items())
     if loop is None:
         what = f"invariant {invariant} violated after {len(trace) - 1} step(s)"
+        if row.schedule:
+            what += " of the row's schedule (replayed, not found by a search)"
     elif loop == len(trace) - 1:
         what = f"liveness property {invariant} violated: {loop} step(s), then the last state repeats forever"
     else:
@@ -322,6 +358,27 @@ def _liveness(row: Row, rc: RunConfig, model: Any, out: Outcome, want_traces: bo
         out.text = trace_text(row, rc, model, trace, bad.name, bad.description, loop=loop)
 
 
+def _run_schedule(row: Row, rc: RunConfig, model: Any, want_traces: bool) -> Outcome:
+    """A schedule row: its actions replayed (checker/schedule.py) instead of a search."""
+    from checker.schedule import replay_schedule
+
+    run = replay_schedule(model, row.schedule)
+    steps = len(run.trace) - 1
+    out = Outcome(row.name, "violation" if run.violated else "ok", len(run.trace), steps, steps,
+                  refused_at=run.refused_at, refused=run.refused)
+    if run.violated is not None:
+        invariant, description = run.violated
+        out.invariant, out.trace_length = invariant, steps
+        if want_traces and row.is_bug and invariant == row.expect:
+            from checker import itf
+
+            meta = trace_meta(row, rc, invariant, description)
+            meta["schedule"] = True
+            out.itf = itf.dumps(itf.to_itf(model, run.trace, meta))
+            out.text = trace_text(row, rc, model, run.trace, invariant, description)
+    return out
+
+
 def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
     """Explore one row's model; never raises (an exception becomes outcome "error")."""
     from checker.bfs import explore
@@ -332,6 +389,10 @@ def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
 
         rc = row.run_config()
         model = select_invariants(rc.build(), row.invariants)
+        if row.schedule:
+            out = _run_schedule(row, rc, model, want_traces)
+            out.seconds, out.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+            return out
         r = explore(model, max_states=row.max_states, workers=workers)
         out = Outcome(row.name, r.result, r.distinct_states, r.states_generated, r.depth,
                       unreached=list(r.unreached), never_enabled=list(r.never_enabled), interrupted=r.interrupted)
@@ -386,6 +447,8 @@ def judge(row: Row, out: Outcome) -> Verdict:
     if out.outcome == "incomplete":
         return Verdict(row, out, False, f"incomplete: stopped at max_states {row.max_states} before the "
                                         "space was exhausted")
+    if row.schedule:
+        return _judge_schedule(row, out, steps)
     if not row.is_bug:
         if out.outcome == "violation":
             return Verdict(row, out, False, f"expected to hold, but invariant {out.invariant} is violated {steps}")
@@ -412,6 +475,26 @@ def judge(row: Row, out: Outcome) -> Verdict:
         return Verdict(row, out, False, f"expected a violation of {row.expect}, but {out.invariant} "
                                         f"is violated first ({steps})")
     return Verdict(row, out, True, f"{row.expect} violated {steps}")
+
+
+def _judge_schedule(row: Row, out: Outcome, steps: str) -> Verdict:
+    """A schedule row: the variant follows its schedule to the expected violation; Kafka 4.1
+    refuses a step of it, or follows all of it with every invariant holding."""
+    refused = f"step {out.refused_at} of {len(row.schedule)}, {out.refused}, is not enabled"
+    if out.outcome == "violation":
+        if row.is_bug and out.invariant == row.expect:
+            return Verdict(row, out, True, f"{row.expect} violated {steps} of the schedule")
+        if row.is_bug:
+            return Verdict(row, out, False, f"expected a violation of {row.expect}, but {out.invariant} is violated "
+                                            f"first ({steps} of the schedule)")
+        return Verdict(row, out, False, f"expected to hold, but invariant {out.invariant} is violated {steps} of "
+                                        "the schedule")
+    if row.is_bug:
+        why = refused if out.refused_at is not None else "it ran to its end with every invariant holding"
+        return Verdict(row, out, False, f"expected the schedule to violate {row.expect}, but {why}")
+    if out.refused_at is not None:
+        return Verdict(row, out, True, f"the schedule is refused: {refused}")
+    return Verdict(row, out, True, "the schedule runs to its end with every invariant holding")
 
 
 def trace_paths(root: str, row: Row) -> tuple[Path, Path]:
@@ -553,6 +636,8 @@ def _outcome_text(out: Outcome) -> str:
         return f"violation {out.invariant}"
     if out.interrupted:
         return "incomplete (interrupted)"
+    if out.refused_at is not None:
+        return f"refused at step {out.refused_at}"
     return out.outcome
 
 

@@ -492,3 +492,77 @@ def test_html_dir_draws_each_passing_bug_row(capsys: pytest.CaptureFixture[str],
     assert drawn == ["replication/hw-ignores-min-isr.html", "replication/truncate-to-hw.html"]
     text = (pages / "replication" / "truncate-to-hw.html").read_text()
     assert "candidate_completeness" in text and "<script src" not in text
+
+
+# --- schedule rows (checker/schedule.py) -------------------------------------------------------
+
+def _k5_schedule() -> list[str]:
+    """K5's schedule as the repo's gate file writes it."""
+    rows = gate.load_gate(gate.default_gate_file())
+    return list(next(r for r in rows if r.name == "K5-voter-change-before-hw").schedule)
+
+
+def schedule_row(name: str, variant: str, expect: str, schedule: Any) -> str:
+    steps = json.dumps(schedule) if isinstance(schedule, list) else f'"{schedule}"'
+    return (f'[[row]]\nname = "{name}"\nmodel = "kraft"\nvariant = "{variant}"\npreset = "voter-race"\n'
+            f'expect = "{expect}"\nschedule = {steps}\n\n')
+
+
+def test_schedule_rows_replay_a_story_the_search_cannot_reach(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """K5 follows its schedule to the loss of a committed entry; Kafka 4.1 refuses the first
+    RemoveVoter (no HW yet); the trace header says the schedule was replayed."""
+    k5 = _k5_schedule()
+    text = (schedule_row("K5", "voter-change-before-hw", "leader_completeness", k5)
+            + schedule_row("kraft-4.1-race", "kafka-4.1", "holds", "K5"))
+    code, report = run_json(capsys, str(write(tmp_path, text)), "--write-traces", str(tmp_path / "t"))
+    assert code == 0, [r["reason"] for r in report["rows"]]
+    bug, kafka = report["rows"]
+    assert (bug["outcome"], bug["invariant"], bug["trace_length"]) == ("violation", "leader_completeness", len(k5))
+    assert kafka["refused_at"] == 10 and kafka["refused"] == "RemoveVoter(leader=0, node=3)"
+    assert "refused" in kafka["reason"] and kafka["distinct_states"] == 10
+    header = (tmp_path / "t" / "kraft" / "voter-change-before-hw.txt").read_text().splitlines()[2]
+    assert "replayed, not found by a search" in header
+
+
+def test_a_schedule_row_off_its_expectation_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The variant under a "holds" schedule row fails on the violation; a bug row whose schedule
+    stops short of the violation, or whose variant refuses a step (without pre-vote the second
+    round of Vote requests is not there), fails too."""
+    k5 = _k5_schedule()
+    text = (schedule_row("holds-on-bug", "voter-change-before-hw", "holds", k5)
+            + schedule_row("short", "voter-change-before-hw", "leader_completeness", k5[:20])
+            + schedule_row("kraft-short", "kafka-4.1", "holds", "short")
+            + schedule_row("refused", "no-pre-vote", "leader_completeness", k5)
+            + schedule_row("kraft-race", "kafka-4.1", "holds", k5))
+    code, report = run_json(capsys, str(write(tmp_path, text)))
+    reasons = {r["name"]: (r["passed"], r["reason"]) for r in report["rows"]}
+    assert code == 1
+    assert reasons["holds-on-bug"] == (False, "expected to hold, but invariant leader_completeness is violated "
+                                              "after 31 step(s) of the schedule")
+    assert reasons["short"] == (False, "expected the schedule to violate leader_completeness, but it ran to its "
+                                       "end with every invariant holding")
+    assert reasons["refused"][0] is False and "step 6 of 31, HandleVoteRequest(src=0, dst=1)" in reasons["refused"][1]
+    assert reasons["kraft-short"][0] and reasons["kraft-race"][0]
+
+
+@pytest.mark.parametrize("extra,message", [
+    ('schedule = ["Elect(node=0)"]\n', "schedule: 'Elect(node=0)' is not an action of model kraft"),
+    ('schedule = ["ElectionTimeout(node=0)"]\nmax_states = 5\n', "'max_states' does not apply to a schedule row"),
+    ('schedule = []\n', "'schedule' must be a non-empty list of actions"),
+    ('schedule = "nowhere"\n', "schedule = 'nowhere' names no row with a list of actions"),
+])
+def test_bad_schedule_rows_are_one_line(extra: str, message: str, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    text = HOLDS_ROWS + row("kraft-s", "kraft", "kafka-4.1", "holds", extra)
+    code, _, err = run(capsys, str(write(tmp_path, text)))
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_bug_schedule_row_needs_kafka_4_1_on_the_same_schedule(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    k5 = _k5_schedule()
+    text = (schedule_row("K5", "voter-change-before-hw", "leader_completeness", k5)
+            + schedule_row("kraft-other", "kafka-4.1", "holds", k5[:10]))
+    code, _, err = run(capsys, str(write(tmp_path, text)))
+    assert code == 2 and "has no kafka-4.1 \"holds\" row" in err and "and the same schedule" in err

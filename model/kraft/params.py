@@ -85,6 +85,12 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     # (the leader too) removed, a removed leader resigning.
     "reconfig": {"voters": 2, "spares": 1, "voter_changes": 2, "max_epoch": 2, "max_log": 4, "max_in_flight": 1,
                  "faults": 0, "timeouts": 3},
+    # voter-change-before-hw (K5): four voters and two voter changes over three epochs, no faults,
+    # five timer expirations, room for the messages of two elections at once. Beyond exhaustive
+    # search (about 2.5 times more states a level past depth 12; the bug needs 31 steps): the gate
+    # replays a schedule on it (spec/gate.toml, spec/kraft.md).
+    "voter-race": {"voters": 4, "voter_changes": 2, "max_epoch": 3, "max_log": 3, "max_in_flight": 10,
+                   "faults": 0, "timeouts": 5},
 }
 
 

@@ -53,6 +53,16 @@ VARIANTS = (
         preset="reconfig",
     ),
     Variant(
+        "voter-change-before-hw",
+        "a leader accepts AddVoter and RemoveVoter before an entry of its own epoch is committed"
+        " (no HW yet): Raft's single-server change bug, two changes of different epochs whose new"
+        " sets have disjoint majorities, so a committed entry is lost (leader completeness)",
+        expect="leader_completeness",
+        bug_id="K5",
+        reference="KafkaRaftClient.handleAddVoterRequest, handleRemoveVoterRequest (KIP-853); raft-dev 2015",
+        preset="voter-race",
+    ),
+    Variant(
         "no-pre-vote",
         "election and fetch timeouts go straight to Candidate with epoch + 1 (pre-KIP-996): an"
         " availability variant, every safety invariant still holds, but a voter cut off from a"
@@ -96,8 +106,8 @@ class Protocol:
     vote_log_check: bool = True  # grant only to a requester whose log is up to date
     persist_vote: bool = True  # a granted vote is persisted before the response
     directory_id: bool = True  # KIP-853: a replica with a new disk is a new replica, not the voter
-    # KIP-853: no voter change before the leader has an HW. Off only in tests/test_kraft_reconfig.py's
-    # scripted K5 run: the search does not reach K5 (spec/kraft.md, "Dynamic voters").
+    # KIP-853: no voter change before the leader has an HW (off in K5, a gate schedule row: the
+    # search does not reach it; spec/kraft.md, "Dynamic voters")
     fence_previous_leaders: bool = True
     fetch_from_any: bool = True  # KIP-853: the leader serves a Fetch from any replica, voter or not
 
@@ -110,6 +120,7 @@ class Protocol:
             "vote-not-persisted": cls(persist_vote=False),
             "same-identity-after-disk-loss": cls(directory_id=False),
             "fetch-only-from-voters": cls(fetch_from_any=False),
+            "voter-change-before-hw": cls(fence_previous_leaders=False),
             "no-pre-vote": cls(pre_vote=False),
             "no-check-quorum": cls(check_quorum=False),
             "no-pre-vote-no-check-quorum": cls(pre_vote=False, check_quorum=False),
