@@ -131,6 +131,7 @@ def infection_task(target: Target, row: Any, mutant_ids: Sequence[str], budget: 
     """Explore `row` with Kafka 4.1's code, probing the sites of `mutant_ids`."""
     from checker.bfs import explore
     from checker.mutation.imports import changed
+    from checker.schedule import replay_schedule
     from checker.selection import select_invariants
 
     target.register()
@@ -148,6 +149,12 @@ def infection_task(target: Target, row: Any, mutant_ids: Sequence[str], budget: 
     try:
         with changed(target.model, trees, names):
             model = select_invariants(row.run_config().build(), row.invariants)
+            if row.schedule:  # a gate schedule row: its replay is the whole row
+                run = replay_schedule(model, row.schedule)
+                out.states, out.complete, out.violated = len(run.trace), True, run.violated is not None
+                if run.violated:
+                    out.note = f"Kafka 4.1 violation on this row ({run.violated[0]})"
+                return out
             r = explore(model, max_states=row.max_states)
         if r.interrupted:  # explore stops on Ctrl-C / SIGTERM and returns: the analysis must stop too
             raise KeyboardInterrupt
@@ -160,8 +167,8 @@ def infection_task(target: Target, row: Any, mutant_ids: Sequence[str], budget: 
         out.note = f"infection pass stopped by its budget ({budget:g} s)"
     finally:
         cancel()
-    out.executed, out.infected = set(probe.executed), set(probe.infected)
-    out.seconds = time.perf_counter() - start
+        out.executed, out.infected = set(probe.executed), set(probe.infected)
+        out.seconds = time.perf_counter() - start
     return out
 
 
@@ -187,8 +194,8 @@ def _attempt(row: Any, liveness: bool, cap: int | None) -> Attempt:
     both passes (checker.gate.run_row)."""
     from checker.gate import judge, run_row
 
-    r = dataclasses.replace(row, liveness=liveness, max_states=cap)
-    if liveness:
+    r = dataclasses.replace(row, liveness=liveness, max_states=None if row.schedule else cap)
+    if liveness or row.schedule:  # a schedule row is judged as the gate judges it
         out = run_row(r, workers=1, want_traces=False)
         if out.interrupted:
             raise KeyboardInterrupt
