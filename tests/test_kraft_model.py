@@ -57,7 +57,8 @@ def test_definition_is_complete():
     assert names[0] == "kafka-4.1"
     assert set(names) == {"kafka-4.1", "commit-by-count", "vote-without-log-check", "vote-not-persisted",
                           "same-identity-after-disk-loss", "fetch-only-from-voters", "no-pre-vote",
-                          "no-check-quorum", "no-pre-vote-no-check-quorum", "voter-change-before-hw"}
+                          "no-check-quorum", "no-pre-vote-no-check-quorum", "voter-change-before-hw",
+                          "overlapping-voter-changes"}
     keys = {k.name for k in DEFINITION.config_keys}
     for preset in DEFINITION.presets.values():
         assert set(preset) <= keys

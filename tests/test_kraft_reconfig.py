@@ -47,6 +47,8 @@ def test_add_voter_with_pending_add_voter() -> None:
     """testAddVoterWithPendingAddVoter: the last VotersRecord (offset 3) is not below the HW yet."""
     assert rules.validate_add_voter(0b011, 2, hw=3, last_voters_offset=3, caught_up=True) == REQUEST_TIMED_OUT
     assert rules.validate_add_voter(0b011, 2, hw=4, last_voters_offset=3, caught_up=True) == NONE
+    # K10 (overlapping-voter-changes) drops the check
+    assert rules.validate_add_voter(0b011, 2, hw=3, last_voters_offset=3, caught_up=True, one_at_a_time=False) == NONE
 
 
 def test_add_voter_with_existing_voter() -> None:

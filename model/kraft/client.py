@@ -436,7 +436,8 @@ def add_voter(s: KraftState, c: Context, i: int, j: int) -> KraftState | None:
         return None
     voters, offset = rules.last_voter_set(n.log, c.p.bootstrap)
     caught_up = not s.nodes[j].observer and n.end_offsets[j] == n.leo
-    if rules.validate_add_voter(voters, j, n.hw, offset, caught_up, c.proto.fence_previous_leaders) != NONE:
+    if rules.validate_add_voter(voters, j, n.hw, offset, caught_up, c.proto.fence_previous_leaders,
+                                c.proto.one_voter_change_at_a_time) != NONE:
         return None
     return _append_voters(s, c, i, voters | 1 << j)
 
@@ -450,7 +451,8 @@ def remove_voter(s: KraftState, c: Context, i: int, j: int) -> KraftState | None
     if n.role != LEADER or s.changes >= c.p.voter_changes or n.leo >= c.p.max_log:
         return None
     voters, offset = rules.last_voter_set(n.log, c.p.bootstrap)
-    if rules.validate_remove_voter(voters, j, n.hw, offset, c.proto.fence_previous_leaders) != NONE:
+    if rules.validate_remove_voter(voters, j, n.hw, offset, c.proto.fence_previous_leaders,
+                                   c.proto.one_voter_change_at_a_time) != NONE:
         return None
     return _append_voters(s, c, i, voters & ~(1 << j))
 

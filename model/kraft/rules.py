@@ -407,28 +407,29 @@ def members(voters: int) -> list[int]:
     return [j for j in range(voters.bit_length()) if voters >> j & 1]
 
 
-def validate_voter_change(hw: int, last_voters_offset: int, fence_previous_leaders: bool = True) -> int:
+def validate_voter_change(hw: int, last_voters_offset: int, fence_previous_leaders: bool = True,
+                          one_at_a_time: bool = True) -> int:
     """The checks AddVoterHandler.handleAddVoterRequest and RemoveVoterHandler.handleRemoveVoterRequest
     share, in Kafka's order: REQUEST_TIMED_OUT while the leader has no HW (no entry of its epoch is
     committed yet, so an uncommitted change of an earlier leader may still win: Ongaro's
     single-server change fix), and while the last VotersRecord is not committed.
     fence_previous_leaders=False drops the first check, and a leader without an HW then takes the
-    last VotersRecord for committed (catalogue K5)."""
+    last VotersRecord for committed (catalogue K5); one_at_a_time=False drops the second (K10)."""
     if hw < 0:
         if fence_previous_leaders:
             return REQUEST_TIMED_OUT
         return NONE
-    if last_voters_offset >= hw:
+    if one_at_a_time and last_voters_offset >= hw:
         return REQUEST_TIMED_OUT
     return NONE
 
 
 def validate_add_voter(voters: int, new_voter: int, hw: int, last_voters_offset: int, caught_up: bool,
-                       fence_previous_leaders: bool = True) -> int:
+                       fence_previous_leaders: bool = True, one_at_a_time: bool = True) -> int:
     """AddVoterHandler.handleAddVoterRequest after the leader-only checks: the shared checks,
     DUPLICATE_VOTER when the id is already a voter, and REQUEST_TIMED_OUT unless the new voter
     fetches as an observer and has reached the leader's log end (LeaderState.isReplicaCaughtUp)."""
-    error = validate_voter_change(hw, last_voters_offset, fence_previous_leaders)
+    error = validate_voter_change(hw, last_voters_offset, fence_previous_leaders, one_at_a_time)
     if error != NONE:
         return error
     if voters >> new_voter & 1:
@@ -439,10 +440,10 @@ def validate_add_voter(voters: int, new_voter: int, hw: int, last_voters_offset:
 
 
 def validate_remove_voter(voters: int, voter: int, hw: int, last_voters_offset: int,
-                          fence_previous_leaders: bool = True) -> int:
+                          fence_previous_leaders: bool = True, one_at_a_time: bool = True) -> int:
     """RemoveVoterHandler.handleRemoveVoterRequest after the leader-only checks: the shared checks,
     then VOTER_NOT_FOUND when the id is not a voter or is the last one (VoterSet.removeVoter)."""
-    error = validate_voter_change(hw, last_voters_offset, fence_previous_leaders)
+    error = validate_voter_change(hw, last_voters_offset, fence_previous_leaders, one_at_a_time)
     if error != NONE:
         return error
     if not voters >> voter & 1 or voters == 1 << voter:

@@ -63,6 +63,17 @@ VARIANTS = (
         preset="voter-race",
     ),
     Variant(
+        "overlapping-voter-changes",
+        "a leader accepts AddVoter and RemoveVoter while its last VotersRecord is uncommitted: two"
+        " additions in a row leave the bootstrap set and the latest set with disjoint majorities, so"
+        " an entry committed by the new one is missing from a leader the old one elects (leader"
+        " completeness). A plausible mistake, not a historical Kafka bug",
+        expect="leader_completeness",
+        bug_id="K10",
+        reference="AddVoterHandler, RemoveVoterHandler (last VotersRecord below the HW); Raft thesis 4.1",
+        preset="two-additions",
+    ),
+    Variant(
         "no-pre-vote",
         "election and fetch timeouts go straight to Candidate with epoch + 1 (pre-KIP-996): an"
         " availability variant, every safety invariant still holds, but a voter cut off from a"
@@ -109,6 +120,7 @@ class Protocol:
     # KIP-853: no voter change before the leader has an HW (off in K5, a gate schedule row: the
     # search does not reach it; spec/kraft.md, "Dynamic voters")
     fence_previous_leaders: bool = True
+    one_voter_change_at_a_time: bool = True  # KIP-853: no change while the last VotersRecord is uncommitted
     fetch_from_any: bool = True  # KIP-853: the leader serves a Fetch from any replica, voter or not
 
     @classmethod
@@ -121,6 +133,7 @@ class Protocol:
             "same-identity-after-disk-loss": cls(directory_id=False),
             "fetch-only-from-voters": cls(fetch_from_any=False),
             "voter-change-before-hw": cls(fence_previous_leaders=False),
+            "overlapping-voter-changes": cls(one_voter_change_at_a_time=False),
             "no-pre-vote": cls(pre_vote=False),
             "no-check-quorum": cls(check_quorum=False),
             "no-pre-vote-no-check-quorum": cls(pre_vote=False, check_quorum=False),
