@@ -36,6 +36,7 @@ if str(ROOT) not in sys.path:
 
 import model as registry  # noqa: E402
 from checker.bfs import Result, explore  # noqa: E402
+from checker.cli import MEMORY_STATES  # noqa: E402
 from checker.config import ConfigError, load_config  # noqa: E402
 
 TOY_MODULE = "tests.toymodel"
@@ -86,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
                              " one process first and `speedup` is the ratio of their states/s")
     parser.add_argument("--no-one-process", dest="one_process", action="store_false",
                         help="with --workers N > 1: skip the one-process run")
-    parser.add_argument("--memory-states", type=int, help="states of a level each worker keeps in memory")
+    parser.add_argument("--memory-states", type=int, default=MEMORY_STATES,
+                        help=f"states of a level each worker keeps in memory, the rest on disk (default {MEMORY_STATES:,},"
+                             " as `kcheck check`)")
     runs = parser.add_mutually_exclusive_group()
     runs.add_argument("--run-dir", help="keep the run's files there (a new directory), with checkpoints")
     runs.add_argument("--resume", metavar="DIR",
