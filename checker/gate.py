@@ -29,7 +29,7 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3
 HOLDS = "holds"
 REFERENCE_VARIANT = "kafka-4.1"  # every model's first variant: the protocol as released
 ROW_KEYS = ("name", "model", "variant", "preset", "config", "set", "expect", "invariants", "max_states", "workers",
-            "liveness", "may_miss", "schedule")
+            "liveness", "may_miss", "schedule", "refused_at")
 REQUIRED_KEYS = ("name", "model", "variant", "expect")
 
 
@@ -68,6 +68,7 @@ class Row:
     may_miss: tuple[str, ...] = ()
     # a schedule row replays these actions (reprs) instead of searching (checker/schedule.py)
     schedule: tuple[str, ...] = ()
+    refused_at: int | None = None  # a "holds" schedule row: the step Kafka 4.1 must refuse (from 1)
 
     @property
     def is_bug(self) -> bool:
@@ -141,6 +142,9 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
             raise ConfigError(f"{where}: {searched[0]!r} does not apply to a schedule row (it replays its schedule, "
                               "it does not search)")
         liveness = False
+    refused_at = _positive(table, "refused_at", where)
+    if refused_at is not None and (not schedule or expect != HOLDS or refused_at > len(schedule)):
+        raise ConfigError(f"{where}: 'refused_at' applies to a \"holds\" schedule row, and must name one of its steps")
     try:
         rc = load_config(model=model, variant=variant, preset=preset, path=config_file, overrides=overrides)
         built = rc.build()
@@ -166,7 +170,7 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
               overrides=tuple(overrides.items()), expect=str(expect), max_states=max_states, workers=workers,
               invariants=checked, bug_id=declared.bug_id, variant_description=declared.description,
               config_label=_config_label(preset, config, overrides), liveness=liveness, may_miss=tuple(may_miss),
-              schedule=tuple(schedule))
+              schedule=tuple(schedule), refused_at=refused_at)
     missable = ({p.name for p in built.properties if p.kind == "sometimes" or p.temporal}
                 | set(built.action_kinds))
     unknown_miss = [n for n in may_miss if n not in missable]
@@ -492,6 +496,9 @@ def _judge_schedule(row: Row, out: Outcome, steps: str) -> Verdict:
     if row.is_bug:
         why = refused if out.refused_at is not None else "it ran to its end with every invariant holding"
         return Verdict(row, out, False, f"expected the schedule to violate {row.expect}, but {why}")
+    if row.refused_at is not None and out.refused_at != row.refused_at:
+        got = f"step {out.refused_at} is refused" if out.refused_at is not None else "no step is refused"
+        return Verdict(row, out, False, f"expected step {row.refused_at} of the schedule to be refused, but {got}")
     if out.refused_at is not None:
         return Verdict(row, out, True, f"the schedule is refused: {refused}")
     return Verdict(row, out, True, "the schedule runs to its end with every invariant holding")

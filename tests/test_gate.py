@@ -502,10 +502,10 @@ def _k5_schedule() -> list[str]:
     return list(next(r for r in rows if r.name == "K5-voter-change-before-hw").schedule)
 
 
-def schedule_row(name: str, variant: str, expect: str, schedule: Any) -> str:
+def schedule_row(name: str, variant: str, expect: str, schedule: Any, extra: str = "") -> str:
     steps = json.dumps(schedule) if isinstance(schedule, list) else f'"{schedule}"'
     return (f'[[row]]\nname = "{name}"\nmodel = "kraft"\nvariant = "{variant}"\npreset = "voter-race"\n'
-            f'expect = "{expect}"\nschedule = {steps}\n\n')
+            f'expect = "{expect}"\nschedule = {steps}\n{extra}\n')
 
 
 def test_schedule_rows_replay_a_story_the_search_cannot_reach(tmp_path: Path,
@@ -514,7 +514,7 @@ def test_schedule_rows_replay_a_story_the_search_cannot_reach(tmp_path: Path,
     RemoveVoter (no HW yet); the trace header says the schedule was replayed."""
     k5 = _k5_schedule()
     text = (schedule_row("K5", "voter-change-before-hw", "leader_completeness", k5)
-            + schedule_row("kraft-4.1-race", "kafka-4.1", "holds", "K5"))
+            + schedule_row("kraft-4.1-race", "kafka-4.1", "holds", "K5", "refused_at = 10\n"))
     code, report = run_json(capsys, str(write(tmp_path, text)), "--write-traces", str(tmp_path / "t"))
     assert code == 0, [r["reason"] for r in report["rows"]]
     bug, kafka = report["rows"]
@@ -546,11 +546,28 @@ def test_a_schedule_row_off_its_expectation_fails(tmp_path: Path, capsys: pytest
     assert reasons["kraft-short"][0] and reasons["kraft-race"][0]
 
 
+def test_a_holds_schedule_row_checks_which_step_is_refused(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """With refused_at, Kafka 4.1 must refuse exactly that step: refusing another one (here the
+    variant without pre-vote refuses step 6), or none, fails the row."""
+    k5 = _k5_schedule()
+    text = (schedule_row("kraft-race", "kafka-4.1", "holds", k5, "refused_at = 10\n")
+            + schedule_row("no-pre-vote-race", "no-pre-vote", "holds", k5, "refused_at = 10\n")
+            + schedule_row("kraft-short", "kafka-4.1", "holds", k5[:9], "refused_at = 9\n"))
+    code, report = run_json(capsys, str(write(tmp_path, text)))
+    reasons = {r["name"]: (r["passed"], r["reason"]) for r in report["rows"]}
+    assert code == 1 and reasons["kraft-race"][0]
+    assert reasons["no-pre-vote-race"] == (False, "expected step 10 of the schedule to be refused, but step 6 is refused")
+    assert reasons["kraft-short"] == (False, "expected step 9 of the schedule to be refused, but no step is refused")
+
+
 @pytest.mark.parametrize("extra,message", [
     ('schedule = ["Elect(node=0)"]\n', "schedule: 'Elect(node=0)' is not an action of model kraft"),
     ('schedule = ["ElectionTimeout(node=0)"]\nmax_states = 5\n', "'max_states' does not apply to a schedule row"),
     ('schedule = []\n', "'schedule' must be a non-empty list of actions"),
     ('schedule = "nowhere"\n', "schedule = 'nowhere' names no row with a list of actions"),
+    ('schedule = ["ElectionTimeout(node=0)"]\nrefused_at = 2\n', "'refused_at' applies to a \"holds\" schedule row"),
+    ('refused_at = 1\n', "'refused_at' applies to a \"holds\" schedule row"),
 ])
 def test_bad_schedule_rows_are_one_line(extra: str, message: str, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
