@@ -9,7 +9,8 @@
     python bench/bench_check.py --set brokers=4 --workers 2 --no-one-process --timeout 900   # as far as 15 min go
     python bench/bench_check.py --set brokers=4 --resume /tmp/run   # go on with a run this script started
 
-Ctrl-C, SIGTERM and --timeout stop the search and print the figures it reached (`interrupted`
+A progress line goes to stderr every --progress seconds (default 60). Ctrl-C, SIGTERM and
+--timeout stop the search and print the figures it reached (`interrupted`
 true); with --run-dir the run goes on from its last checkpoint with --resume and the same options.
 
 Memory: `peak_memory_mb` is this process's peak RSS (the coordinator's, with workers),
@@ -36,7 +37,7 @@ if str(ROOT) not in sys.path:
 
 import model as registry  # noqa: E402
 from checker.bfs import Result, explore  # noqa: E402
-from checker.cli import MEMORY_STATES  # noqa: E402
+from checker.cli import MEMORY_STATES, progress_printer  # noqa: E402
 from checker.config import ConfigError, load_config  # noqa: E402
 
 TOY_MODULE = "tests.toymodel"
@@ -95,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     runs.add_argument("--resume", metavar="DIR",
                       help="go on with a run this script started with --run-dir DIR (give the same options)")
     parser.add_argument("--checkpoint-every", type=float, default=60.0)
+    parser.add_argument("--progress", type=float, default=60.0, metavar="SECONDS",
+                        help="a progress line on stderr every SECONDS of the main run, as `kcheck check` prints"
+                             " (default 60; 0: none)")
     parser.add_argument("--timeout", type=float, help="stop the search after SECONDS (result incomplete, interrupted)")
     args = parser.parse_args(argv)
 
@@ -122,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     one = explore(model, max_states=args.max_states) if args.workers > 1 and args.one_process else None
     try:
         r = explore(model, max_states=args.max_states, workers=args.workers, keep=args.memory_states,
+                    progress=progress_printer(sys.stderr) if args.progress > 0 else None,
+                    progress_every=args.progress or 5.0,
                     run_dir=args.run_dir or args.resume, resume=bool(args.resume),
                     checkpoint_every=args.checkpoint_every)
     except (ValueError, ConfigError) as e:  # e.g. a resume that does not match the run in the directory

@@ -251,7 +251,7 @@ def default_workers() -> int:
     return max(1, min(cores, 4))
 
 
-def _progress_printer(stream: TextIO) -> Callable[[Progress], None]:
+def progress_printer(stream: TextIO) -> Callable[[Progress], None]:
     def report(p: Progress) -> None:
         print(f"kcheck: {p.distinct_states:,} distinct, {p.states_generated:,} generated, depth {p.depth}, "
               f"queue {p.queue:,}, {p.states_per_second:,.0f} states/s, {p.seconds:.0f}s", file=stream, flush=True)
@@ -437,7 +437,7 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.html:
         check_file("--html", args.html)
     model = select_invariants(rc.build(), args.invariants)
-    progress = None if args.quiet else _progress_printer(sys.stderr)
+    progress = None if args.quiet else progress_printer(sys.stderr)
     run_dir = args.run_dir or args.resume
     identity = {"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config),
                 "selected": sorted(args.invariants)}

@@ -301,3 +301,21 @@ def test_a_benchmark_run_stopped_by_sigterm_prints_its_figures_and_goes_on(tmp_p
     got, expected = json.loads(resumed.stdout), json.loads(whole.stdout)
     assert (got["result"], got["distinct_states"], got["depth"]) == ("ok", expected["distinct_states"],
                                                                      expected["depth"])
+
+
+def test_a_benchmark_run_reports_progress_and_spills_its_queue_by_default(tmp_path: Path) -> None:
+    """bench/bench_check.py keeps 1,000,000 states a level in memory unless told (as kcheck check),
+    prints kcheck's progress lines on stderr, and a small --memory-states gives the same search."""
+    bench = [sys.executable, str(ROOT / "bench" / "bench_check.py"), "--preset", "smoke"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    assert "default 1,000,000" in subprocess.run([*bench, "--help"], capture_output=True, text=True, env=env).stdout
+    spilled = subprocess.run([*bench, "--memory-states", "500", "--progress", "0.5"], cwd=tmp_path,
+                             capture_output=True, text=True, env=env, timeout=600)
+    assert spilled.returncode == 0, spilled.stderr
+    assert any(line.startswith("kcheck: ") and "states/s" in line for line in spilled.stderr.splitlines())
+    quiet = subprocess.run([*bench, "--progress", "0"], cwd=tmp_path, capture_output=True, text=True, env=env,
+                           timeout=600)
+    assert quiet.returncode == 0 and "kcheck: " not in quiet.stderr
+    a, b = json.loads(spilled.stdout), json.loads(quiet.stdout)
+    assert (a["result"], a["distinct_states"], a["depth"]) == (b["result"], b["distinct_states"], b["depth"]) == \
+        ("ok", 56_775, 28)
