@@ -538,10 +538,10 @@ def test_a_schedule_row_off_its_expectation_fails(tmp_path: Path, capsys: pytest
     code, report = run_json(capsys, str(write(tmp_path, text)))
     reasons = {r["name"]: (r["passed"], r["reason"]) for r in report["rows"]}
     assert code == 1
-    assert reasons["holds-on-bug"] == (False, "expected to hold, but invariant leader_completeness is violated "
-                                              "after 31 step(s) of the schedule")
-    assert reasons["short"] == (False, "expected the schedule to violate leader_completeness, but it ran to its "
-                                       "end with every invariant holding")
+    assert reasons["holds-on-bug"] == (False, ("expected to hold, but invariant leader_completeness is violated "
+                                               "after 31 step(s) of the schedule"))
+    assert reasons["short"] == (False, ("expected the schedule to violate leader_completeness, but it ran to its "
+                                        "end with every invariant holding"))
     assert reasons["refused"][0] is False and "step 6 of 31, HandleVoteRequest(src=0, dst=1)" in reasons["refused"][1]
     assert reasons["kraft-short"][0] and reasons["kraft-race"][0]
 
