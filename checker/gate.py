@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from checker.config import ConfigError, RunConfig, load_config, read_toml
+from checker.schedule import kind_of
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3
 HOLDS = "holds"
@@ -154,7 +155,7 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
     except ConfigError as e:
         raise ConfigError(f"{where}: {e}") from None
     invariants = [p.name for p in built.properties if p.kind == "always" or p.temporal]
-    unknown_steps = [a for a in schedule if a.split("(")[0].strip() not in built.action_kinds]
+    unknown_steps = [a for a in schedule if kind_of(a) not in built.action_kinds]
     if unknown_steps:
         raise ConfigError(f"{where}: schedule: {unknown_steps[0]!r} is not an action of model {model} "
                           f"(actions: {', '.join(built.action_kinds)})")

@@ -30,6 +30,7 @@ from checker import itf
 from checker.cli import nonnegative_int, positive_int
 from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, load_config, load_definition
 from checker.render import ABSENT, change_text, diff, witness
+from checker.schedule import kind_of, squeeze
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 DEFAULT_MAX_CANDIDATES = 200_000
@@ -100,16 +101,6 @@ def _matches(state_json: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
     return True
 
 
-def _kind_of(action: str) -> str:
-    return action.split("(", 1)[0].strip()
-
-
-def _squeeze(action: str) -> str:
-    """An action repr without blanks, so a hand-written `Crash(broker = 0)` names `Crash(broker=0)`
-    (the models' action parameters are ints, bools and tuples: no blank is significant)."""
-    return "".join(action.split())
-
-
 def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_CANDIDATES,
            progress: Callable[[int, int], None] | None = None, progress_every: float = 5.0,
            gap: int = 0, loop: int | None = None) -> Outcome:
@@ -146,8 +137,8 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
     next_report = start + progress_every
     for index in range(1, len(steps)):
         named, values = steps[index]
-        kind = _kind_of(named) if named is not None else None
-        wanted = _squeeze(named) if named is not None else None
+        kind = kind_of(named) if named is not None else None
+        wanted = squeeze(named) if named is not None else None
         following: dict[Any, None] = {}
         seen: set[Any] = set()
         enabled = False
@@ -160,7 +151,7 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
             outcome.max_candidates_seen = max(outcome.max_candidates_seen, len(base))
         for c in base:
             for a in actions(c):
-                if named is not None and (type(a).__name__ != kind or _squeeze(repr(a)) != wanted):
+                if named is not None and (type(a).__name__ != kind or squeeze(repr(a)) != wanted):
                     continue
                 t = next_state(c, a)
                 if t is None:
@@ -184,7 +175,7 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
             outcome.failed_step, outcome.action = index, named
             outcome.action_enabled = enabled if named is not None else None
             tried = [(a, c) for c in base for a in actions(c)
-                     if named is None or not enabled or _squeeze(repr(a)) == wanted]
+                     if named is None or not enabled or squeeze(repr(a)) == wanted]
             _nearest(model, tried, values, outcome)
             outcome.seconds = time.perf_counter() - start
             return outcome
@@ -238,12 +229,12 @@ def _cycle_unfairness(model: Any, first: Any, steps: Sequence[Step]) -> list[str
     for named, values in steps:
         if named is None:
             return []
-        matches = [u for a in model.actions(state) if _squeeze(repr(a)) == _squeeze(named)
+        matches = [u for a in model.actions(state) if squeeze(repr(a)) == squeeze(named)
                    for t in [model.next_state(state, a)] if t is not None
                    for u in _forms(t, reduce) if _matches(model.to_json(u), values)]
         if len(matches) != 1:
             return []
-        action = next(a for a in model.actions(state) if _squeeze(repr(a)) == _squeeze(named))
+        action = next(a for a in model.actions(state) if squeeze(repr(a)) == squeeze(named))
         state = matches[0]
         cycle.append((action, state))
     return unfair_in_cycle(model, cycle)
@@ -530,7 +521,7 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
                          "(successor -> trace):")
         else:
             if o.action is not None:
-                kind = _kind_of(o.action)
+                kind = kind_of(o.action)
                 unknown = rc_kinds is not None and kind not in rc_kinds
                 lines.append(f"  the action is not enabled in any state the trace can be in after step {step - 1}"
                              + (f" (or up to {gap} unrecorded actions later)" if gap else "")

@@ -28,8 +28,15 @@ class ScheduleRun:
     violated: tuple[str, str] | None = None
 
 
-def squeeze(text: str) -> str:
-    return "".join(text.split())
+def squeeze(action: str) -> str:
+    """An action repr without blanks, so a hand-written `Crash(broker = 0)` names `Crash(broker=0)`
+    (the models' action parameters are ints, bools and tuples: no blank is significant)."""
+    return "".join(action.split())
+
+
+def kind_of(action: str) -> str:
+    """The action kind an action repr names (`Crash` for `Crash(broker=0)`)."""
+    return action.split("(", 1)[0].strip()
 
 
 def _violated(model: Any, state: Any) -> tuple[str, str] | None:
