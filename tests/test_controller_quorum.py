@@ -13,6 +13,7 @@ import pytest
 
 from checker.bfs import explore
 from checker.config import load_config
+from checker.schedule import replay_schedule
 from model.replication import actions as A
 from model.replication.state import AP_ERRORS, State
 
@@ -117,3 +118,44 @@ def test_c1_c2_act_on_a_write_a_failover_forgets(variant: str) -> None:
     assert r.result == "violation" and r.violation["invariant"] == "quorum_superset"
     trace = r.violation["trace"]
     assert len(trace) - 1 == 4 and any(type(a).__name__ == "ControllerFailover" for a, _ in trace[1:])
+
+
+# The first 17 steps of C3's trace (traces/replication/read-uncommitted-registrations.txt): broker 1
+# is fenced, fetches the value, loses it in a lossy crash, restarts (broker epoch 2); the controller
+# unfences it, uncommitted (step 11); its Fetch of epoch 2 reaches the leader (step 17).
+C3_PREFIX = [
+    'FenceBroker(broker=1)',
+    'SendFetch(follower=1)',
+    'HandleFetch(request=FetchRequest(follower=1, leader=0, broker_epoch=1, leader_epoch=0, fetch_offset=0, last_fetched_epoch=-1))',
+    'Produce(leader=0, value=0)',
+    'HandleFetchResponse(response=FetchResponse(follower=1, leader=0, leader_epoch=0, fetch_offset=0, error=0, diverging_epoch=-1, diverging_end_offset=-1, records=(), hw=0))',
+    'HandleFetch(request=FetchRequest(follower=1, leader=0, broker_epoch=1, leader_epoch=0, fetch_offset=0, last_fetched_epoch=-1))',
+    'HandleFetchResponse(response=FetchResponse(follower=1, leader=0, leader_epoch=0, fetch_offset=0, error=0, diverging_epoch=-1, diverging_end_offset=-1, records=(LogEntry(epoch=0, value=0),), hw=0))',
+    'LossyCrash(broker=1, keep=0)',
+    'CommitMetadata()',
+    'Restart(broker=1)',
+    'UnfenceBroker(broker=1)',
+    'SendFetch(follower=1)',
+    'HandleFetch(request=FetchRequest(follower=1, leader=0, broker_epoch=2, leader_epoch=0, fetch_offset=0, last_fetched_epoch=-1))',
+    'ReplayMetadata(broker=0)',
+    'DropMessage(message=FetchResponse(follower=1, leader=0, leader_epoch=0, fetch_offset=0, error=0, diverging_epoch=-1, diverging_end_offset=-1, records=(LogEntry(epoch=0, value=0),), hw=0))',
+    'SendFetch(follower=1)',
+    'HandleFetch(request=FetchRequest(follower=1, leader=0, broker_epoch=2, leader_epoch=0, fetch_offset=0, last_fetched_epoch=-1))',
+]
+
+
+@pytest.mark.parametrize("variant", ["kafka-4.1", "read-uncommitted-registrations"])
+def test_c3_the_leader_reads_an_uncommitted_unfencing(variant: str) -> None:
+    """Kafka 4.1's leader reads its metadata image, where broker 1 is still fenced, and asks for
+    nothing; C3's reads the controller's unfencing and asks to add broker 1, which lost the record."""
+    m = load_config(model="replication", preset="stale-fetch-failover", variant=variant).build()
+    run = replay_schedule(m, C3_PREFIX)
+    assert run.refused_at is None and run.violated is None
+    s = run.trace[-1][1]
+    assert s.controller.uncommitted and not s.controller.brokers[1].fenced
+    assert s.controller.committed_brokers[1].fenced
+    asks = [r for r in s.ap_requests if 1 in [member.broker_id for member in r.new_isr]]
+    if variant == "kafka-4.1":
+        assert asks == []
+    else:
+        assert [member.broker_epoch for member in asks[0].new_isr if member.broker_id == 1] == [2]

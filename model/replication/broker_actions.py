@@ -14,7 +14,7 @@ from model.replication.partition import (
     leader_hw,
     out_of_range_truncation,
 )
-from model.replication.records import NO_LEADER, LogEntry, PartitionRegistration
+from model.replication.records import NO_LEADER, BrokerRegistration, LogEntry, PartitionRegistration
 from model.replication.state import (
     AP_ERRORS,
     F_DIVERGING,
@@ -63,21 +63,29 @@ def live_pending(history: History, brokers: tuple[Broker, ...]) -> History:
     return history if keep == history.pending else history._replace(pending=keep)
 
 
-def isr_eligible(s: State, follower: int, fetched_broker_epoch: int) -> bool:
+def registrations(s: State, ctx: Context | None) -> tuple[BrokerRegistration, ...]:
+    """The registrations a broker reads: its metadata image, which holds committed records only
+    (KRaftMetadataCache); variant C3 reads the active controller's, uncommitted writes included."""
+    if ctx is None or ctx.r.committed_registrations:
+        return s.controller.committed_brokers
+    return s.controller.brokers
+
+
+def isr_eligible(s: State, follower: int, fetched_broker_epoch: int, ctx: Context | None = None) -> bool:
     """Partition.isReplicaIsrEligible: unfenced, not shutting down, broker epoch as registered."""
-    reg = s.controller.committed_brokers[follower]
+    reg = registrations(s, ctx)[follower]
     return not reg.fenced and not reg.in_controlled_shutdown and reg.epoch == fetched_broker_epoch
 
 
-def isr_eligible_without_fencing(s: State, follower: int, fetched_broker_epoch: int) -> bool:
+def isr_eligible_without_fencing(s: State, follower: int, fetched_broker_epoch: int, ctx: Context | None = None) -> bool:
     """Variant R8 (pre-KIP-841): only the broker epoch is compared, fenced and shutting-down brokers qualify."""
-    return s.controller.committed_brokers[follower].epoch == fetched_broker_epoch
+    return registrations(s, ctx)[follower].epoch == fetched_broker_epoch
 
 
 def eligible(s: State, ctx: Context, follower: int, fetched_broker_epoch: int) -> bool:
     if ctx.r.member_fenced_check:
-        return isr_eligible(s, follower, fetched_broker_epoch)
-    return isr_eligible_without_fencing(s, follower, fetched_broker_epoch)
+        return isr_eligible(s, follower, fetched_broker_epoch, ctx)
+    return isr_eligible_without_fencing(s, follower, fetched_broker_epoch, ctx)
 
 
 def waited_for(s: State, b: int, lb: Broker, ctx: Context | None = None) -> tuple[int, ...]:
@@ -91,7 +99,7 @@ def waited_for(s: State, b: int, lb: Broker, ctx: Context | None = None) -> tupl
                      if f != b and f not in maximal and (recent or f_leo == leo))
     return tuple(
         f for f, (f_leo, f_epoch, recent) in enumerate(lb.followers)
-        if f != b and f not in maximal and (recent or f_leo == leo) and check(s, f, f_epoch)
+        if f != b and f not in maximal and (recent or f_leo == leo) and check(s, f, f_epoch, ctx)
     )
 
 
@@ -274,7 +282,7 @@ def handle_fetch(s: State, ctx: Context, req: FetchRequest) -> State | None:
                                  diverging[0], diverging[1], (), lb.hw)
             if not ctx.r.skip_position_on_divergence:  # variant R6
                 s = _record_position(s, ctx, req)
-        elif ctx.r.stale_fetch_check and _stale_broker_epoch(s, f, req.broker_epoch):
+        elif ctx.r.stale_fetch_check and _stale_broker_epoch(s, ctx, f, req.broker_epoch):
             resp = _fetch_error(req, F_NOT_LEADER)
         else:
             resp = FetchResponse(f, req.leader, req.leader_epoch, req.fetch_offset, F_NONE, UNKNOWN, UNKNOWN,
@@ -297,9 +305,9 @@ def _record_position(s: State, ctx: Context, req: FetchRequest) -> State:
     return _maybe_expand_isr(s, ctx, req.leader, f)
 
 
-def _stale_broker_epoch(s: State, f: int, broker_epoch: int) -> bool:
+def _stale_broker_epoch(s: State, ctx: Context, f: int, broker_epoch: int) -> bool:
     """Replica.updateFetchStateOrThrow (KAFKA-15221): a fetch older than f's unfenced registration is refused."""
-    reg = s.controller.committed_brokers[f]
+    reg = registrations(s, ctx)[f]
     return broker_epoch != UNKNOWN and not reg.fenced and reg.epoch > broker_epoch
 
 

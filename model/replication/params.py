@@ -42,6 +42,10 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     "stale-fetch": {"brokers": 2, "values": 1, "max_leader_epoch": 1, "max_partition_epoch": 2,
                     "crashes": 1, "lossy_crashes": 1, "fences": 1, "losses": 1, "max_faults": -1, "max_in_flight": 3,
                     "min_insync_replicas": 1},
+    # stale-fetch on a KRaft quorum: a failover may forget an unfencing the leader has not read yet
+    "stale-fetch-failover": {"brokers": 2, "values": 1, "max_leader_epoch": 1, "max_partition_epoch": 2,
+                             "crashes": 1, "lossy_crashes": 1, "fences": 1, "losses": 1, "max_faults": -1,
+                             "max_in_flight": 3, "min_insync_replicas": 1, "controller_failovers": 1},
     "default": {},
     # smoke with a second value: a leader can write over a record another replica still holds
     "two-values": {"brokers": 2, "values": 2, "max_leader_epoch": 1, "max_partition_epoch": 2,

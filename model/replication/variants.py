@@ -196,6 +196,18 @@ VARIANTS = (
         preset="controller-failover",
     ),
     Variant(
+        "read-uncommitted-registrations",
+        "the leader reads broker registrations (fenced, broker epoch) from the active controller's "
+        "uncommitted writes instead of its committed metadata image: it asks to add a restarted broker "
+        "on an unfencing the quorum has not committed, a failover forgets the unfencing, and once the "
+        "controller unfences the broker again it accepts the held request: the broker, which lost the "
+        "acked record in its crash, joins the ISR",
+        expect="candidate_completeness",
+        bug_id="C3",
+        reference="KRaftMetadataCache (brokers' metadata image: committed records only), Replica.updateFetchStateOrThrow",
+        preset="stale-fetch-failover",
+    ),
+    Variant(
         "fence-with-stale-fetch-queued",
         "drops the timing assumption that a restarted broker is not fenced again while a Fetch from its "
         "previous incarnation still waits at the leader: Replica.updateFetchStateOrThrow checks the broker "
@@ -230,6 +242,7 @@ class Rules:
     reassignment_epoch_bump: bool = True  # a replica leaving the replica set bumps the leader epoch
     response_after_commit: bool = True  # the controller answers once the quorum commits the write
     replay_committed_only: bool = True  # brokers replay only committed metadata records
+    committed_registrations: bool = True  # brokers read broker registrations from committed records
 
     @classmethod
     def of(cls, variant: str) -> "Rules":
@@ -253,6 +266,7 @@ class Rules:
             "reassignment-keeps-leader-epoch": cls(reassignment_epoch_bump=False),
             "alter-partition-response-before-commit": cls(response_after_commit=False),
             "replay-uncommitted-metadata": cls(replay_committed_only=False),
+            "read-uncommitted-registrations": cls(committed_registrations=False),
             # configuration variants: Kafka 4.1's rules under a configuration the variant forces
             "no-elr": cls(),
             "unclean-election": cls(),
