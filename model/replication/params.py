@@ -34,18 +34,19 @@ CONFIG_KEYS = (
               "partition (ElectLeaders UNCLEAN): acked records may be lost, by design", None, None),
 )
 
+_STALE_FETCH: Mapping[str, Any] = {
+    "brokers": 2, "values": 1, "max_leader_epoch": 1, "max_partition_epoch": 2, "crashes": 1, "lossy_crashes": 1,
+    "fences": 1, "losses": 1, "max_faults": -1, "max_in_flight": 3, "min_insync_replicas": 1,
+}
+
 PRESETS: Mapping[str, Mapping[str, Any]] = {
     "smoke": {"brokers": 2, "values": 1, "max_leader_epoch": 1, "max_partition_epoch": 2,
               "crashes": 1, "lossy_crashes": 1, "fences": 1, "losses": 1, "max_faults": -1,
               "max_in_flight": 2, "min_insync_replicas": 1},
     # smoke with a third message in flight: a stale Fetch can wait while a new one is served
-    "stale-fetch": {"brokers": 2, "values": 1, "max_leader_epoch": 1, "max_partition_epoch": 2,
-                    "crashes": 1, "lossy_crashes": 1, "fences": 1, "losses": 1, "max_faults": -1, "max_in_flight": 3,
-                    "min_insync_replicas": 1},
+    "stale-fetch": _STALE_FETCH,
     # stale-fetch on a KRaft quorum: a failover may forget an unfencing the leader has not read yet
-    "stale-fetch-failover": {"brokers": 2, "values": 1, "max_leader_epoch": 1, "max_partition_epoch": 2,
-                             "crashes": 1, "lossy_crashes": 1, "fences": 1, "losses": 1, "max_faults": -1,
-                             "max_in_flight": 3, "min_insync_replicas": 1, "controller_failovers": 1},
+    "stale-fetch-failover": {**_STALE_FETCH, "controller_failovers": 1},
     "default": {},
     # smoke with a second value: a leader can write over a record another replica still holds
     "two-values": {"brokers": 2, "values": 2, "max_leader_epoch": 1, "max_partition_epoch": 2,
