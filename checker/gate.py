@@ -30,7 +30,7 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3
 HOLDS = "holds"
 REFERENCE_VARIANT = "kafka-4.1"  # every model's first variant: the protocol as released
 ROW_KEYS = ("name", "model", "variant", "preset", "config", "set", "expect", "invariants", "max_states", "workers",
-            "liveness", "may_miss", "schedule", "refused_at")
+            "liveness", "may_miss", "schedule", "refused_at", "rounds")
 REQUIRED_KEYS = ("name", "model", "variant", "expect")
 
 
@@ -70,6 +70,8 @@ class Row:
     # a schedule row replays these actions (reprs) instead of searching (checker/schedule.py)
     schedule: tuple[str, ...] = ()
     refused_at: int | None = None  # a "holds" schedule row: the step Kafka 4.1 must refuse (from 1)
+    # a round row searches by the model's rounds (checker/rounds.py) to this many rounds
+    rounds: int | None = None
 
     @property
     def is_bug(self) -> bool:
@@ -143,6 +145,14 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
             raise ConfigError(f"{where}: {searched[0]!r} does not apply to a schedule row (it replays its schedule, "
                               "it does not search)")
         liveness = False
+    rounds = _positive(table, "rounds", where)
+    if rounds is not None:
+        if schedule:
+            raise ConfigError(f"{where}: a row has a 'schedule' or 'rounds', not both")
+        if "workers" in table or table.get("liveness") is True:
+            key = "workers" if "workers" in table else "liveness"
+            raise ConfigError(f"{where}: {key!r} does not apply to a round row (one process, invariants only)")
+        liveness = False
     refused_at = _positive(table, "refused_at", where)
     if refused_at is not None and (not schedule or expect != HOLDS or refused_at > len(schedule)):
         raise ConfigError(f"{where}: 'refused_at' applies to a \"holds\" schedule row, and must name one of its steps")
@@ -159,6 +169,11 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
     if unknown_steps:
         raise ConfigError(f"{where}: schedule: {unknown_steps[0]!r} is not an action of model {model} "
                           f"(actions: {', '.join(built.action_kinds)})")
+    if rounds is not None and not hasattr(built, "rounds"):
+        raise ConfigError(f"{where}: model {model} defines no rounds, so 'rounds' does not apply")
+    if rounds is not None and expect != HOLDS and expect not in [p.name for p in built.properties if p.kind == "always"]:
+        raise ConfigError(f"{where}: a round row expects \"holds\" or an invariant (not a temporal property), "
+                          f"got {expect!r}")
     if schedule and expect != HOLDS and expect not in [p.name for p in built.properties if p.kind == "always"]:
         raise ConfigError(f"{where}: a schedule row expects \"holds\" or an invariant (not a temporal property), "
                           f"got {expect!r}")
@@ -171,7 +186,7 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
               overrides=tuple(overrides.items()), expect=str(expect), max_states=max_states, workers=workers,
               invariants=checked, bug_id=declared.bug_id, variant_description=declared.description,
               config_label=_config_label(preset, config, overrides), liveness=liveness, may_miss=tuple(may_miss),
-              schedule=tuple(schedule), refused_at=refused_at)
+              schedule=tuple(schedule), refused_at=refused_at, rounds=rounds)
     missable = ({p.name for p in built.properties if p.kind == "sometimes" or p.temporal}
                 | set(built.action_kinds))
     unknown_miss = [n for n in may_miss if n not in missable]
@@ -216,21 +231,22 @@ def _check_matrix(path: Path, rows: Sequence[Row], configs: Sequence[RunConfig],
             raise ConfigError(f"gate file {path}: duplicate row name {row.name!r} (rows {seen_names[row.name] + 1}"
                               f" and {index + 1})")
         seen_names[row.name] = index
-        run = (row.variant, row.invariants, row.schedule) + _identity(rc)
+        run = (row.variant, row.invariants, row.schedule, row.rounds) + _identity(rc)
         if run in seen_runs:
             raise ConfigError(f"gate file {path}: rows {seen_runs[run]!r} and {row.name!r} check the same model, "
                               f"variant and configuration; keep one")
         seen_runs[run] = row.name
         if row.variant == REFERENCE_VARIANT and not row.is_bug:
-            holds_configs.add((row.schedule,) + _identity(rc))
+            holds_configs.add((row.schedule, row.rounds) + _identity(rc))
     for row, base in zip(rows, bases):
-        if row.is_bug and (row.schedule,) + _identity(base) not in holds_configs:
+        if row.is_bug and (row.schedule, row.rounds) + _identity(base) not in holds_configs:
             raise ConfigError(
                 f"gate file {path}: bug row {row.name!r} has no {REFERENCE_VARIANT} \"holds\" row of model "
                 f"{row.model} on the same configuration ({row.config_label}); add one, e.g. [[row]] "
                 f"name = \"{row.model}-{REFERENCE_VARIANT}-{row.preset}\", model = \"{row.model}\", "
                 f"variant = \"{REFERENCE_VARIANT}\", preset = \"{row.preset}\", expect = \"holds\""
-                + (" and the same schedule" if row.schedule else ""))
+                + (" and the same schedule" if row.schedule else "")
+                + (f" and rounds = {row.rounds}" if row.rounds else ""))
 
 
 def _shared_schedule(path: Path, index: int, table: Any, tables: Sequence[Any]) -> Any:
@@ -310,7 +326,7 @@ def trace_meta(row: Row, rc: RunConfig, invariant: str, description: str) -> dic
 
 
 def trace_text(row: Row, rc: RunConfig, model: Any, trace: Sequence[Any], invariant: str, description: str,
-               loop: int | None = None) -> str:
+               loop: int | None = None, rounds_taken: int = 0) -> str:
     """The human rendering written next to an ITF trace: a short header, then the protocol log
     (with `loop`, a lasso: the liveness property's counterexample)."""
     from checker.render import render_text
@@ -321,6 +337,8 @@ def trace_text(row: Row, rc: RunConfig, model: Any, trace: Sequence[Any], invari
         what = f"invariant {invariant} violated after {len(trace) - 1} step(s)"
         if row.schedule:
             what += " of the row's schedule (replayed, not found by a search)"
+        elif row.rounds:
+            what += f", found by the round search ({rounds_taken} round(s) of the model's rounds)"
     elif loop == len(trace) - 1:
         what = f"liveness property {invariant} violated: {loop} step(s), then the last state repeats forever"
     else:
@@ -384,6 +402,27 @@ def _run_schedule(row: Row, rc: RunConfig, model: Any, want_traces: bool) -> Out
     return out
 
 
+def _run_rounds(row: Row, rc: RunConfig, model: Any, want_traces: bool) -> Outcome:
+    """A round row: breadth first over the model's rounds, to `row.rounds` rounds (checker/rounds.py)."""
+    from checker.rounds import round_search
+
+    r = round_search(model, row.rounds or 0, max_states=row.max_states)
+    out = Outcome(row.name, r.result, r.distinct_states, r.states_generated, r.depth,
+                  unreached=list(r.unreached), never_enabled=list(r.never_enabled))
+    if r.violation is not None:
+        trace, invariant = r.violation["trace"], r.violation["invariant"]
+        out.invariant, out.trace_length = invariant, len(trace) - 1
+        if want_traces and row.is_bug and invariant == row.expect:
+            from checker import itf
+
+            meta = trace_meta(row, rc, invariant, r.violation["description"])
+            meta["rounds"] = r.violation["rounds"]
+            out.itf = itf.dumps(itf.to_itf(model, trace, meta))
+            out.text = trace_text(row, rc, model, trace, invariant, r.violation["description"],
+                                  rounds_taken=r.violation["rounds"])
+    return out
+
+
 def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
     """Explore one row's model; never raises (an exception becomes outcome "error")."""
     from checker.bfs import explore
@@ -394,8 +433,8 @@ def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
 
         rc = row.run_config()
         model = select_invariants(rc.build(), row.invariants)
-        if row.schedule:
-            out = _run_schedule(row, rc, model, want_traces)
+        if row.schedule or row.rounds:
+            out = (_run_schedule if row.schedule else _run_rounds)(row, rc, model, want_traces)
             out.seconds, out.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
             return out
         r = explore(model, max_states=row.max_states, workers=workers)
@@ -472,6 +511,9 @@ def judge(row: Row, out: Outcome) -> Verdict:
         if out.liveness == "off":
             notes.append("temporal properties not checked (liveness = false)")
         what = "every invariant and temporal property holds" if out.liveness == "ok" else "every invariant holds"
+        if row.rounds:
+            what += (f" in every state within {row.rounds} rounds" if out.depth >= row.rounds
+                     else f" (every state reachable by rounds, {out.depth} deep)")
         return Verdict(row, out, True, what, notes)
     if out.outcome == "ok":
         return Verdict(row, out, False, f"expected a violation of {row.expect}, but every invariant holds: "

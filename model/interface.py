@@ -163,6 +163,10 @@ class Model(Protocol):
     # function naming the concrete broker/offset/value/epoch that breaks it in a state where it
     # fails ("" when it cannot tell), computed from the state: the counterexample's last line
     # appends it after the invariant's description.
+    # Optional: `rounds(state) -> Iterable[Sequence[(action, state)]]`: coarse steps, each a run of
+    # this model's own `next_state` steps from `state` (every action enabled where it is taken),
+    # which the round search (checker/rounds.py, a gate row's `rounds`) explores in place of
+    # single actions, for stories too deep for them.
     # Optional: `abstraction(state) -> value`, a coarse, pure view of a state made of ints, strings
     # and tuples (ordered, process-stable repr), that `kcheck simulate --guided` uses in place of
     # its default (enabled action kinds, sometimes-properties holding) in a state's abstract cell.

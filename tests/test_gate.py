@@ -496,10 +496,25 @@ def test_html_dir_draws_each_passing_bug_row(capsys: pytest.CaptureFixture[str],
 
 # --- schedule rows (checker/schedule.py) -------------------------------------------------------
 
+# K5 as a schedule (four voters, 31 steps): leader 0 of epoch 1 removes 3 before its HW, leader 2
+# of epoch 2 (votes of 1, 3) removes 0 and commits that with 3, and 0 wins epoch 3 with 1's vote.
+K5_STORY = [
+    "ElectionTimeout(node=0)", "HandleVoteRequest(src=0, dst=1)", "HandleVoteRequest(src=0, dst=2)",
+    "HandleVoteResponse(src=1, dst=0)", "HandleVoteResponse(src=2, dst=0)", "HandleVoteRequest(src=0, dst=1)",
+    "HandleVoteRequest(src=0, dst=2)", "HandleVoteResponse(src=1, dst=0)", "HandleVoteResponse(src=2, dst=0)",
+    "RemoveVoter(leader=0, node=3)", "ElectionTimeout(node=2)", "HandleVoteRequest(src=2, dst=1)",
+    "HandleVoteRequest(src=2, dst=3)", "HandleVoteResponse(src=1, dst=2)", "HandleVoteResponse(src=3, dst=2)",
+    "HandleVoteRequest(src=2, dst=1)", "HandleVoteRequest(src=2, dst=3)", "HandleVoteResponse(src=1, dst=2)",
+    "HandleVoteResponse(src=3, dst=2)", "RemoveVoter(leader=2, node=0)", "HandleBeginQuorumEpochRequest(src=2, dst=3)",
+    "HandleFetchRequest(src=3, dst=2)", "HandleFetchResponse(src=2, dst=3)", "HandleFetchRequest(src=3, dst=2)",
+    "CheckQuorumTimeout(node=0)", "ElectionTimeout(node=0)", "ElectionTimeout(node=0)",
+    "HandleVoteRequest(src=0, dst=1)", "HandleVoteResponse(src=1, dst=0)", "HandleVoteRequest(src=0, dst=1)",
+    "HandleVoteResponse(src=1, dst=0)",
+]
+
+
 def _k5_schedule() -> list[str]:
-    """K5's schedule as the repo's gate file writes it."""
-    rows = gate.load_gate(gate.default_gate_file())
-    return list(next(r for r in rows if r.name == "K5-voter-change-before-hw").schedule)
+    return list(K5_STORY)
 
 
 def schedule_row(name: str, variant: str, expect: str, schedule: Any, extra: str = "") -> str:
@@ -583,3 +598,61 @@ def test_a_bug_schedule_row_needs_kafka_4_1_on_the_same_schedule(tmp_path: Path,
             + schedule_row("kraft-other", "kafka-4.1", "holds", k5[:10]))
     code, _, err = run(capsys, str(write(tmp_path, text)))
     assert code == 2 and "has no kafka-4.1 \"holds\" row" in err and "and the same schedule" in err
+
+
+# --- round rows (checker/rounds.py) ---------------------------------------------------------------
+
+def round_row(name: str, variant: str, expect: str, rounds: int, extra: str = "") -> str:
+    return (f'[[row]]\nname = "{name}"\nmodel = "kraft"\nvariant = "{variant}"\npreset = "disk-loss"\n'
+            f'expect = "{expect}"\nrounds = {rounds}\n{extra}\n')
+
+
+DISK_LOSS_ROUND_MISSES = 'may_miss = ["prevote_lost", "ClientAppend", "SendFetch", "HandleBeginQuorumEpochResponse"]\n'
+
+
+def test_round_rows_search_by_rounds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """K4 is found by a search by rounds (its trace in single steps, the header saying how it was
+    found); Kafka 4.1 holds within the same bound, and says so."""
+    text = (round_row("K4", "same-identity-after-disk-loss", "election_safety", 4)
+            + round_row("kraft-4.1-disk", "kafka-4.1", "holds", 4, DISK_LOSS_ROUND_MISSES))
+    code, report = run_json(capsys, str(write(tmp_path, text)), "--write-traces", str(tmp_path / "t"))
+    assert code == 0, [r["reason"] for r in report["rows"]]
+    bug, kafka = report["rows"]
+    assert bug["outcome"] == "violation" and bug["depth"] <= 4 < bug["trace_length"]
+    header = (tmp_path / "t" / "kraft" / "same-identity-after-disk-loss.txt").read_text().splitlines()[2]
+    assert "found by the round search" in header and f"after {bug['trace_length']} step(s)" in header
+    assert kafka["reason"].startswith("every invariant holds") and "rounds" in kafka["reason"]
+    assert kafka["liveness"] is None and kafka["distinct_states"] > 10
+
+
+def test_a_round_row_that_misses_something_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Vacuity applies to round rows too: what the rounds never reach must be in may_miss."""
+    text = (round_row("K4", "same-identity-after-disk-loss", "election_safety", 4)
+            + round_row("kraft-4.1-disk", "kafka-4.1", "holds", 4))
+    code, report = run_json(capsys, str(write(tmp_path, text)))
+    kafka = report["rows"][1]
+    assert code == 1 and not kafka["passed"] and "never enabled" in kafka["reason"]
+
+
+@pytest.mark.parametrize("extra,message", [
+    ('rounds = 3\nschedule = ["ElectionTimeout(node=0)"]\n', "a row has a 'schedule' or 'rounds', not both"),
+    ('rounds = 3\nworkers = 2\n', "'workers' does not apply to a round row"),
+    ('rounds = 0\n', "'rounds' must be a positive integer"),
+    ('rounds = "many"\n', "'rounds' must be a positive integer"),
+])
+def test_bad_round_rows_are_one_line(extra: str, message: str, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    text = HOLDS_ROWS + row("kraft-r", "kraft", "kafka-4.1", "holds", extra)
+    code, _, err = run(capsys, str(write(tmp_path, text)))
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_rounds_need_a_model_with_rounds_and_a_matching_kafka_row(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, str(write(tmp_path, HOLDS_ROWS + row("r", "replication", "kafka-4.1", "holds",
+                                                                    "rounds = 2\n"))))
+    assert code == 2 and "model replication defines no rounds" in err
+    text = (round_row("K4", "same-identity-after-disk-loss", "election_safety", 4)
+            + round_row("kraft-4.1-disk", "kafka-4.1", "holds", 3, DISK_LOSS_ROUND_MISSES))
+    code, _, err = run(capsys, str(write(tmp_path, text)))
+    assert code == 2 and "has no kafka-4.1 \"holds\" row" in err and "and rounds = 4" in err

@@ -178,8 +178,9 @@ def test_symmetry_only_merges_renamings():
 
 
 LIVENESS_NAMES = {name for name, kind, _ in DEFINITION.invariants if kind not in ("always", "sometimes")}
-# variants whose gate row replays a schedule: beyond the search (K5; tests/test_gate.py runs the rows)
-SCHEDULED = {r.variant for r in load_gate(default_gate_file()) if r.model == "kraft" and r.schedule}
+# variants whose gate row replays a schedule or searches by rounds: beyond a search by single steps
+# (K5, K10; the gate runs those rows, tests/test_rounds.py the round search)
+SCHEDULED = {r.variant for r in load_gate(default_gate_file()) if r.model == "kraft" and (r.schedule or r.rounds)}
 SAFETY_VARIANTS = [
     pytest.param(v, marks=pytest.mark.slow) if v.name == "commit-by-count" else v
     for v in DEFINITION.variants if v.expect != "holds" and v.expect not in LIVENESS_NAMES and v.name not in SCHEDULED

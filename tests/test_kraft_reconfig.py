@@ -195,7 +195,7 @@ K5_STEPS = [
 
 
 def test_k5_a_voter_change_before_the_hw_loses_a_committed_entry() -> None:
-    """K5 with an added spare (the gate's schedule row removes twice, on four voters): with the HW
+    """K5 with an added spare (the gate's round row finds two removals, on four voters): with the HW
     check off, the run above elects node 0 in epoch 3 without the entries leader 1 committed in
     epoch 2. Kafka 4.1 refuses the first AddVoter (no HW)."""
     m = build(variant="voter-change-before-hw", **K5_CONFIG)

@@ -155,7 +155,12 @@ def infection_task(target: Target, row: Any, mutant_ids: Sequence[str], budget: 
                 if run.violated:
                     out.note = f"Kafka 4.1 violation on this row ({run.violated[0]})"
                 return out
-            r = explore(model, max_states=row.max_states)
+            if row.rounds:  # a gate round row: the same search by rounds
+                from checker.rounds import round_search
+
+                r = round_search(model, row.rounds, max_states=row.max_states)
+            else:
+                r = explore(model, max_states=row.max_states)
         if r.interrupted:  # explore stops on Ctrl-C / SIGTERM and returns: the analysis must stop too
             raise KeyboardInterrupt
         out.states, out.complete, out.digest = r.distinct_states, r.result == "ok", r.digest
@@ -195,7 +200,7 @@ def _attempt(row: Any, liveness: bool, cap: int | None) -> Attempt:
     from checker.gate import judge, run_row
 
     r = dataclasses.replace(row, liveness=liveness, max_states=None if row.schedule else cap)
-    if liveness or row.schedule:  # a schedule row is judged as the gate judges it
+    if liveness or row.schedule or row.rounds:  # a schedule or round row is judged as the gate judges it
         out = run_row(r, workers=1, want_traces=False)
         if out.interrupted:
             raise KeyboardInterrupt

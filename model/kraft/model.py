@@ -1,10 +1,10 @@
 """The kraft model behind the model interface: Init, the enabled actions (in a fixed order), Next."""
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from model.kraft import actions as A
-from model.kraft import client, disruption, faults, timeline
+from model.kraft import client, disruption, faults, rounds, timeline
 from model.kraft import liveness
 from model.kraft import quorum as Q
 from model.kraft.params import Params
@@ -57,8 +57,10 @@ class KraftModel:
         self.variant = variant
         self.params = Params.from_config(config)
         self.ctx = Context(self.params, Protocol.of(variant), timely)
-        # Nodes are interchangeable only while every one is a voter of a fixed set.
-        self.symmetric = self.params.symmetry and not self.params.dynamic
+        # Nodes are interchangeable while every one is a bootstrap voter; with voter changes the
+        # renaming also covers the member sets inside VotersRecord entries (model.kraft.symmetry).
+        self.symmetric = self.params.symmetry and self.params.spares == 0
+        self._masks = self.params.dynamic
         self.properties = properties(self.params, self.ctx.proto) + liveness.properties(self.params, self.ctx.proto)
         self.explanations = explanations(self.params, self.ctx.proto)
         self.glossary = GLOSSARY
@@ -164,6 +166,10 @@ class KraftModel:
             return disruption.track(s, action, t)
         return t
 
+    def rounds(self, s: KraftState) -> Iterator[tuple[tuple[Any, KraftState], ...]]:
+        """Coarse steps made of this model's own steps, for the round search (model.kraft.rounds)."""
+        return rounds.rounds(self.next_state, self.actions(s), s)
+
     def summary(self, s: KraftState) -> str:
         """One short line for a graph node (kcheck graph): each voter's role, epoch and log length,
         the messages in flight, the cut links."""
@@ -194,13 +200,13 @@ class KraftModel:
     def fingerprint(self, s: KraftState) -> int:
         """The tuple hash (of the representative with symmetry on): states hold only ints, bools
         and tuples, whose hashes are process-independent."""
-        return hash(canonical_key(s, plain=False)) if self.symmetric else hash(s)
+        return hash(canonical_key(s, plain=False, masks=self._masks)) if self.symmetric else hash(s)
 
     def encode(self, s: KraftState) -> bytes:
         """Canonical bytes: the repr of the state (NamedTuples of ints, bools and tuples), or with
         symmetry on, of the plain tuples of its least renaming of the voters (symmetry)."""
         if self.symmetric:
-            return repr(canonical_key(s)).encode()
+            return repr(canonical_key(s, masks=self._masks)).encode()
         return repr(s).encode()
 
     def to_json(self, s: KraftState) -> dict[str, Any]:
