@@ -198,6 +198,10 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-reduce", dest="reduce", action="store_false",
                         help="explore every state the model's actions give, without its stutter reduction"
                              " (see docs/cli.md)")
+    parser.add_argument("--rounds", type=_positive_int, metavar="N",
+                        help="search breadth first over the model's rounds (coarse steps made of its own actions)"
+                             " to N rounds instead of over single actions: deeper stories, no verdict on the"
+                             " interleavings rounds skip (docs/cli.md)")
     parser.add_argument("--no-liveness", dest="liveness", action="store_false",
                         help="skip the liveness pass (temporal properties under fairness; see docs/liveness.md)")
     parser.add_argument("--liveness-max-states", type=_positive_int, metavar="N", default=LIVENESS_MAX_STATES,
@@ -228,6 +232,8 @@ def _liveness_pass(args: argparse.Namespace, model: Any, r: Result) -> tuple[Any
         return None, ""
     if not args.liveness:
         return None, "--no-liveness"
+    if getattr(args, "rounds", None):
+        return None, "--rounds (the pass needs every reachable state)"
     if r.result != "ok":
         return None, "the safety pass did not end ok"
     limit = args.liveness_max_states
@@ -330,7 +336,8 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
         f"result:           {result}",
         f"distinct states:  {r.distinct_states:,}",
         f"states generated: {r.states_generated:,}",
-        f"depth:            {r.depth}",
+        f"depth:            {r.depth}" + (f" rounds (--rounds {report['rounds']}: a search by rounds, not by"
+                                                 " single actions)" if report.get("rounds") else ""),
         f"seconds:          {r.seconds:.2f}",
         f"states/s:         {r.states_per_second:,.0f} ({r.workers} worker{'s' if r.workers > 1 else ''})",
         f"reduction:        {r.reduction or 'none'}",
@@ -425,11 +432,36 @@ def _explore_on_spark(args: argparse.Namespace, rc: RunConfig, progress: Callabl
         raise ConfigError(str(e)) from None
 
 
+def _rounds_options(args: argparse.Namespace) -> None:
+    if args.rounds is None:
+        return
+    for option, given in (("--engine spark", args.engine == "spark"), ("--workers", args.workers is not None),
+                          ("--run-dir", args.run_dir is not None), ("--resume", args.resume is not None)):
+        if given:
+            raise ConfigError(f"{option} does not apply to --rounds (the round search runs in one process,"
+                              " without checkpoints)")
+
+
+def _search_by_rounds(args: argparse.Namespace, model: Any) -> Result:
+    """kcheck check --rounds N: checker/rounds.py."""
+    from checker.rounds import NoRounds, RoundProgress, round_search
+
+    def report(p: RoundProgress) -> None:
+        print(f"kcheck: {p.distinct_states:,} distinct, round {p.depth}, queue {p.queue:,}, {p.seconds:.0f}s",
+              file=sys.stderr, flush=True)
+
+    try:
+        return round_search(model, args.rounds, max_states=args.max_states, progress=None if args.quiet else report)
+    except NoRounds as e:
+        raise ConfigError(f"--rounds: {e}; search it by single actions (without --rounds)") from None
+
+
 def _run_check(args: argparse.Namespace) -> int:
     _check_engine_options(args)
+    _rounds_options(args)
     if args.resume:
         _resumed_config(args)
-    if args.workers is None and args.engine == "local":
+    if args.workers is None and args.engine == "local" and args.rounds is None:
         args.workers = default_workers()
     rc = run_config(args)
     if args.trace_out:
@@ -441,7 +473,9 @@ def _run_check(args: argparse.Namespace) -> int:
     run_dir = args.run_dir or args.resume
     identity = {"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config),
                 "selected": sorted(args.invariants)}
-    if args.engine == "spark":
+    if args.rounds is not None:
+        r = _search_by_rounds(args, model)
+    elif args.engine == "spark":
         r = _explore_on_spark(args, rc, progress)
     else:
         try:
@@ -464,6 +498,7 @@ def _run_check(args: argparse.Namespace) -> int:
     if result == "ok" and args.strict and (r.unreached or r.never_enabled or limited):
         result = "vacuous"
     report = check_report(rc, model, r, result, live)
+    report["rounds"] = args.rounds
     report["liveness_skipped"] = skipped
     report["variant_note"] = _variant_note(rc, result)
     if args.json:

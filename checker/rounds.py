@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from checker import stop
 from checker.bfs import Result, coverage
 from model.interface import Model, action_name
 
@@ -94,31 +95,42 @@ def round_search(model: Model, max_rounds: int, *, max_states: int | None = None
                                            "trace": [(None, s)], "rounds": 0})
         frontier.append((fp, s))
     depth = 0
-    while frontier and depth < max_rounds:
-        depth += 1
-        level = []
-        for fp, s in frontier:
-            for r in rounds(s):  # type: ignore[misc]
-                generated += 1
-                for a, t in r:
-                    counts[action_name(a)] = counts.get(action_name(a), 0) + 1
-                    bad = check(t, depth)
-                    if bad is not None:
-                        trace, taken = trace_to(fp, r[:r.index((a, t)) + 1])
+
+    def levels() -> Result:
+        nonlocal frontier, depth, generated, last
+        while frontier and depth < max_rounds:
+            depth += 1
+            level = []
+            for fp, s in frontier:
+                stop.check()  # a signal's request that a callback swallowed (checker/stop.py)
+                for r in rounds(s):  # type: ignore[misc]
+                    generated += 1
+                    for a, t in r:
+                        counts[action_name(a)] = counts.get(action_name(a), 0) + 1
+                        bad = check(t, depth)
+                        if bad is not None:
+                            trace, taken = trace_to(fp, r[:r.index((a, t)) + 1])
+                            frontier = level
+                            return finish("violation", depth, {"invariant": bad.name, "description": bad.description,
+                                                               "trace": trace, "rounds": taken})
+                    t = r[-1][1]
+                    tfp = fingerprint(t)
+                    if tfp in nodes:
+                        continue
+                    if max_states is not None and len(nodes) >= max_states:
                         frontier = level
-                        return finish("violation", depth, {"invariant": bad.name, "description": bad.description,
-                                                           "trace": trace, "rounds": taken})
-                t = r[-1][1]
-                tfp = fingerprint(t)
-                if tfp in nodes:
-                    continue
-                if max_states is not None and len(nodes) >= max_states:
-                    frontier = level
-                    return finish("incomplete", depth)
-                nodes[tfp] = _Node(fp, r)
-                level.append((tfp, t))
-            if progress is not None and time.perf_counter() - last >= progress_every:
-                last = time.perf_counter()
-                progress(RoundProgress(depth, len(nodes), len(level), last - start))
-        frontier = level
-    return finish("ok", depth)
+                        return finish("incomplete", depth)
+                    nodes[tfp] = _Node(fp, r)
+                    level.append((tfp, t))
+                if progress is not None and time.perf_counter() - last >= progress_every:
+                    last = time.perf_counter()
+                    progress(RoundProgress(depth, len(nodes), len(level), last - start))
+            frontier = level
+        return finish("ok", depth)
+
+    try:
+        return levels()
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or kcheck's --timeout: a partial result
+        out = finish("incomplete", depth)
+        out.interrupted = True
+        return out

@@ -3,6 +3,8 @@ the symmetry reduction with dynamic voter sets it relies on (model/kraft/symmetr
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -189,3 +191,47 @@ def test_a_model_without_rounds_is_refused() -> None:
     config.update(replication.presets["smoke"])
     with pytest.raises(NoRounds):
         round_search(replication.build(config, "kafka-4.1"), 3)
+
+
+# --- kcheck check --rounds ------------------------------------------------------------------------
+
+def _check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from checker import cli
+
+    code = cli.main(["check", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_check_rounds_finds_k4_as_docs_cli_shows(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """docs/cli.md's --rounds example: a violation, its trace in single steps (also as ITF)."""
+    trace = tmp_path / "k4.itf.json"
+    code, out, _ = _check(capsys, "--model", "kraft", "--variant", "same-identity-after-disk-loss", "--preset",
+                          "disk-loss", "--rounds", "4", "--json", "--quiet", "--trace-out", str(trace))
+    report = json.loads(out)
+    assert code == 1 and report["result"] == "violation" and report["rounds"] == 4
+    assert report["violation"]["invariant"] == "election_safety"
+    assert report["depth"] <= 4 < len(report["violation"]["trace"]) - 1
+    assert report["liveness"] is None and report["liveness_skipped"].startswith("--rounds")
+    assert len(json.loads(trace.read_text())["states"]) == len(report["violation"]["trace"])
+    code, out, _ = _check(capsys, "--model", "kraft", "--variant", "same-identity-after-disk-loss", "--preset",
+                          "disk-loss", "--rounds", "4", "--quiet")
+    assert code == 1 and "rounds (--rounds 4: a search by rounds" in out and "counterexample:" in out
+
+
+def test_check_rounds_holds_within_its_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _check(capsys, "--model", "kraft", "--preset", "voter-race", "--rounds", "2", "--json", "--quiet")
+    report = json.loads(out)
+    assert code == 0 and report["result"] == "ok" and report["depth"] == 2 and report["distinct_states"] > 10
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--model", "kraft", "--rounds", "2", "--workers", "2"], "--workers does not apply to --rounds"),
+    (["--model", "kraft", "--rounds", "2", "--engine", "spark"], "--engine spark does not apply to --rounds"),
+    (["--model", "kraft", "--rounds", "0"], "--rounds"),
+    (["--rounds", "2"], "model replication defines no rounds"),
+])
+def test_check_rounds_bad_input_is_one_line(argv: list[str], message: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _check(capsys, *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
