@@ -45,7 +45,9 @@ class _Trail:
     """The steps of a round so far; `take` applies one and says whether the model enabled it."""
 
     def __init__(self, step: Step, s: KraftState) -> None:
-        self.step, self.state, self.steps = step, s, []  # type: tuple[Step, KraftState, list]
+        self.step = step
+        self.state = s
+        self.steps: list[tuple[Any, KraftState]] = []
 
     def take(self, action: Any) -> bool:
         t = self.step(self.state, action)
