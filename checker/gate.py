@@ -765,7 +765,7 @@ def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float) -> 
         rows.append({"name": v.row.name, "bug_id": v.row.bug_id, "model": v.row.model, "variant": v.row.variant,
                      "preset": v.row.preset, "config_file": v.row.config_file, "set": dict(v.row.overrides),
                      "configuration": v.row.config_label, "expect": v.row.expect,
-                     "invariants": list(v.row.invariants),
+                     "invariants": list(v.row.invariants), "rounds": v.row.rounds,
                      "passed": v.passed, "reason": v.reason, "notes": v.notes, **out})
     return {"gate_file": gate_file, "rows": rows, "passed": sum(v.passed for v in verdicts),
             "failed": sum(not v.passed for v in verdicts), "seconds": round(seconds, 3)}

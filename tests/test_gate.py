@@ -618,7 +618,7 @@ def test_round_rows_search_by_rounds(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, report = run_json(capsys, str(write(tmp_path, text)), "--write-traces", str(tmp_path / "t"))
     assert code == 0, [r["reason"] for r in report["rows"]]
     bug, kafka = report["rows"]
-    assert bug["outcome"] == "violation" and bug["depth"] <= 4 < bug["trace_length"]
+    assert bug["outcome"] == "violation" and bug["depth"] <= 4 < bug["trace_length"] and bug["rounds"] == 4
     header = (tmp_path / "t" / "kraft" / "same-identity-after-disk-loss.txt").read_text().splitlines()[2]
     assert "found by the round search" in header and f"after {bug['trace_length']} step(s)" in header
     assert kafka["reason"].startswith("every invariant holds") and "rounds" in kafka["reason"]
