@@ -127,7 +127,7 @@ def test_elections_are_won_and_catch_ups_reach_the_leaders_end() -> None:
 def test_the_round_search_reaches_only_reachable_states() -> None:
     """On a space BFS exhausts, the states the round search reaches are a subset of BFS's, and
     fewer: rounds skip interleavings (model/kraft/rounds.py)."""
-    m = build("elections")
+    m = build("disk-loss")
 
     def reach(successors: Any) -> set[int]:
         s0 = m.init_states()[0]
