@@ -171,12 +171,10 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
                           f"(actions: {', '.join(built.action_kinds)})")
     if rounds is not None and not hasattr(built, "rounds"):
         raise ConfigError(f"{where}: model {model} defines no rounds, so 'rounds' does not apply")
-    if rounds is not None and expect != HOLDS and expect not in [p.name for p in built.properties if p.kind == "always"]:
-        raise ConfigError(f"{where}: a round row expects \"holds\" or an invariant (not a temporal property), "
-                          f"got {expect!r}")
-    if schedule and expect != HOLDS and expect not in [p.name for p in built.properties if p.kind == "always"]:
-        raise ConfigError(f"{where}: a schedule row expects \"holds\" or an invariant (not a temporal property), "
-                          f"got {expect!r}")
+    if (schedule or rounds is not None) and expect != HOLDS and expect not in [
+            p.name for p in built.properties if p.kind == "always"]:
+        raise ConfigError(f"{where}: a {'schedule' if schedule else 'round'} row expects \"holds\" or an invariant"
+                          f" (not a temporal property), got {expect!r}")
     if expect != HOLDS and expect not in invariants:
         raise ConfigError(f"{where}: expect {expect!r} is not an invariant of model {model} "
                           f"(expect \"holds\" or one of: {', '.join(invariants)}; temporal properties count too)")
@@ -402,27 +400,6 @@ def _run_schedule(row: Row, rc: RunConfig, model: Any, want_traces: bool) -> Out
     return out
 
 
-def _run_rounds(row: Row, rc: RunConfig, model: Any, want_traces: bool) -> Outcome:
-    """A round row: breadth first over the model's rounds, to `row.rounds` rounds (checker/rounds.py)."""
-    from checker.rounds import round_search
-
-    r = round_search(model, row.rounds or 0, max_states=row.max_states)
-    out = Outcome(row.name, r.result, r.distinct_states, r.states_generated, r.depth,
-                  unreached=list(r.unreached), never_enabled=list(r.never_enabled))
-    if r.violation is not None:
-        trace, invariant = r.violation["trace"], r.violation["invariant"]
-        out.invariant, out.trace_length = invariant, len(trace) - 1
-        if want_traces and row.is_bug and invariant == row.expect:
-            from checker import itf
-
-            meta = trace_meta(row, rc, invariant, r.violation["description"])
-            meta["rounds"] = r.violation["rounds"]
-            out.itf = itf.dumps(itf.to_itf(model, trace, meta))
-            out.text = trace_text(row, rc, model, trace, invariant, r.violation["description"],
-                                  rounds_taken=r.violation["rounds"])
-    return out
-
-
 def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
     """Explore one row's model; never raises (an exception becomes outcome "error")."""
     from checker.bfs import explore
@@ -433,14 +410,19 @@ def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
 
         rc = row.run_config()
         model = select_invariants(rc.build(), row.invariants)
-        if row.schedule or row.rounds:
-            out = (_run_schedule if row.schedule else _run_rounds)(row, rc, model, want_traces)
+        if row.schedule:
+            out = _run_schedule(row, rc, model, want_traces)
             out.seconds, out.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
             return out
-        r = explore(model, max_states=row.max_states, workers=workers)
+        if row.rounds:  # breadth first over the model's rounds (checker/rounds.py); no liveness pass
+            from checker.rounds import round_search
+
+            r = round_search(model, row.rounds, max_states=row.max_states)
+        else:
+            r = explore(model, max_states=row.max_states, workers=workers)
         out = Outcome(row.name, r.result, r.distinct_states, r.states_generated, r.depth,
                       unreached=list(r.unreached), never_enabled=list(r.never_enabled), interrupted=r.interrupted)
-        if r.result == "ok":
+        if r.result == "ok" and not row.rounds:
             _liveness(row, rc, model, out, want_traces)
         if r.violation is not None:
             trace, invariant = r.violation["trace"], r.violation["invariant"]
@@ -449,8 +431,12 @@ def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
                 from checker import itf
 
                 meta = trace_meta(row, rc, invariant, r.violation["description"])
+                taken = r.violation.get("rounds")
+                if taken is not None:
+                    meta["rounds"] = taken
                 out.itf = itf.dumps(itf.to_itf(model, trace, meta))
-                out.text = trace_text(row, rc, model, trace, invariant, r.violation["description"])
+                out.text = trace_text(row, rc, model, trace, invariant, r.violation["description"],
+                                      rounds_taken=taken or 0)
     except KeyboardInterrupt:
         out = Outcome(row.name, "incomplete", interrupted=True)
     except Exception as e:  # a broken model fails its row, not the whole gate

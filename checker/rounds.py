@@ -105,11 +105,11 @@ def round_search(model: Model, max_rounds: int, *, max_states: int | None = None
                 stop.check()  # a signal's request that a callback swallowed (checker/stop.py)
                 for r in rounds(s):  # type: ignore[misc]
                     generated += 1
-                    for a, t in r:
+                    for i, (a, t) in enumerate(r):
                         counts[action_name(a)] = counts.get(action_name(a), 0) + 1
                         bad = check(t, depth)
                         if bad is not None:
-                            trace, taken = trace_to(fp, r[:r.index((a, t)) + 1])
+                            trace, taken = trace_to(fp, r[:i + 1])
                             frontier = level
                             return finish("violation", depth, {"invariant": bad.name, "description": bad.description,
                                                                "trace": trace, "rounds": taken})

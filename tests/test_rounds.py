@@ -62,8 +62,8 @@ def test_renaming_voters_with_dynamic_sets_changes_nothing(choices: list[int]) -
     m = build("voter-race", **DYNAMIC)
     assert m.symmetric
     states = _walk(m, choices)
-    assert any(k >= VOTERS_BASE for _, k in states[-1].nodes[0].log)
-    for s in states[-3:]:
+    assert any(k >= VOTERS_BASE for _, k in states[len(PREFIX)].nodes[0].log)  # a later truncation may drop it
+    for s in [states[len(PREFIX)]] + states[-3:]:
         for to in itertools.permutations(range(3)):
             t = rename(s, to, masks=True)
             assert m.fingerprint(t) == m.fingerprint(s) and m.encode(t) == m.encode(s)

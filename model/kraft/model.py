@@ -60,7 +60,6 @@ class KraftModel:
         # Nodes are interchangeable while every one is a bootstrap voter; with voter changes the
         # renaming also covers the member sets inside VotersRecord entries (model.kraft.symmetry).
         self.symmetric = self.params.symmetry and self.params.spares == 0
-        self._masks = self.params.dynamic
         self.properties = properties(self.params, self.ctx.proto) + liveness.properties(self.params, self.ctx.proto)
         self.explanations = explanations(self.params, self.ctx.proto)
         self.glossary = GLOSSARY
@@ -200,13 +199,13 @@ class KraftModel:
     def fingerprint(self, s: KraftState) -> int:
         """The tuple hash (of the representative with symmetry on): states hold only ints, bools
         and tuples, whose hashes are process-independent."""
-        return hash(canonical_key(s, plain=False, masks=self._masks)) if self.symmetric else hash(s)
+        return hash(canonical_key(s, plain=False, masks=self.params.dynamic)) if self.symmetric else hash(s)
 
     def encode(self, s: KraftState) -> bytes:
         """Canonical bytes: the repr of the state (NamedTuples of ints, bools and tuples), or with
         symmetry on, of the plain tuples of its least renaming of the voters (symmetry)."""
         if self.symmetric:
-            return repr(canonical_key(s, masks=self._masks)).encode()
+            return repr(canonical_key(s, masks=self.params.dynamic)).encode()
         return repr(s).encode()
 
     def to_json(self, s: KraftState) -> dict[str, Any]:

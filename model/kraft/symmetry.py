@@ -44,10 +44,19 @@ def _renamed_mask(mask: int, to: tuple[int, ...]) -> int:
     return out
 
 
+def _renamed_kind(kind: int, to: tuple[int, ...]) -> int:
+    """An entry kind with a VotersRecord's member set renamed (other kinds name no node)."""
+    return kind if kind < VOTERS_BASE else VOTERS_BASE + _renamed_mask(kind - VOTERS_BASE, to)
+
+
 def _renamed_log(log: tuple, to: tuple[int, ...]) -> tuple:
     """Entries with each VotersRecord's member set renamed."""
-    return tuple(entry if entry[1] < VOTERS_BASE else (entry[0], VOTERS_BASE + _renamed_mask(entry[1] - VOTERS_BASE, to))
-                 for entry in log)
+    return tuple((epoch, _renamed_kind(kind, to)) for epoch, kind in log)
+
+
+def _renamed_committed(committed: tuple, to: tuple[int, ...]) -> tuple:
+    """The committed history (offset, epoch, kind, commit epoch) with member sets renamed."""
+    return tuple(sorted((o, e, _renamed_kind(k, to), c) for o, e, k, c in committed))
 
 
 def _reorder(t: tuple, to: tuple[int, ...]) -> tuple:
@@ -92,8 +101,7 @@ def renamed_key(s: KraftState, to: tuple[int, ...], masks: bool = False) -> tupl
     fatal = tuple(sorted((to[x], code) for x, code in h.fatal)) if h.fatal else ()
     committed = h.committed
     if masks and committed:
-        committed = tuple(sorted((o, e, k if k < VOTERS_BASE else VOTERS_BASE + _renamed_mask(k - VOTERS_BASE, to), c)
-                                 for o, e, k, c in committed))
+        committed = _renamed_committed(committed, to)
     return (tuple(nodes), network, links, s[3], s[4], s[5], s[6], s[7],
             (elected, committed, h.leader_hws, fatal, h.last_event, _renamed_watch(h.watch, to),
              _renamed_watch(h.disrupted, to, mask=False)), s.changes)
@@ -174,9 +182,7 @@ def rename(s: KraftState, to: tuple[int, ...], masks: bool = False) -> KraftStat
                    fatal=tuple(sorted((r(x), code) for x, code in h.fatal)),
                    watch=_renamed_watch(h.watch, to), disrupted=_renamed_watch(h.disrupted, to, mask=False))
     if masks:
-        h = h._replace(committed=tuple(sorted(
-            (o, e, k if k < VOTERS_BASE else VOTERS_BASE + _renamed_mask(k - VOTERS_BASE, to), c)
-            for o, e, k, c in h.committed)))
+        h = h._replace(committed=_renamed_committed(h.committed, to))
     return s._replace(nodes=tuple(nodes), network=tuple(sorted(network)), cut_links=links, history=h)
 
 
