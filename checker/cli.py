@@ -26,7 +26,7 @@ from checker import stop
 from checker.bfs import Progress, Result, explore
 from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, load_config, load_definition,
                             parse_decimal)
-from checker.outputs import check_file
+from checker.outputs import check_outputs
 from checker.render import render_text, trace_json
 from checker.selection import select_invariants
 from model.interface import TEMPORAL
@@ -464,10 +464,8 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.workers is None and args.engine == "local" and args.rounds is None:
         args.workers = default_workers()
     rc = run_config(args)
-    if args.trace_out:
-        check_file("--trace-out", args.trace_out)
-    if args.html:
-        check_file("--html", args.html)
+    check_outputs(files=[("--trace-out", args.trace_out), ("--html", args.html)],
+                  inputs=[("the config file", args.config_file), ("the run directory", args.run_dir or args.resume)])
     model = select_invariants(rc.build(), args.invariants)
     progress = None if args.quiet else progress_printer(sys.stderr)
     run_dir = args.run_dir or args.resume

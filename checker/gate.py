@@ -792,17 +792,13 @@ def _gate_path(args: argparse.Namespace) -> Path:
     return path
 
 
-def _check_outputs(args: argparse.Namespace, rows: Sequence[Row]) -> None:
+def _check_outputs(args: argparse.Namespace, rows: Sequence[Row], gate_path: Path) -> None:
     """Bad output paths and trace-file collisions are bad input, found before anything runs."""
-    from checker.outputs import check_dir, check_file
+    from checker.outputs import check_outputs
 
-    for option, value in (("--junit", args.junit), ("--markdown", args.markdown)):
-        if value:
-            check_file(option, value)
-    if args.write_traces:
-        check_dir("--write-traces", args.write_traces)
-    if args.html_dir:
-        check_dir("--html-dir", args.html_dir)
+    check_outputs(files=[("--junit", args.junit), ("--markdown", args.markdown)],
+                  dirs=[("--write-traces", args.write_traces), ("--html-dir", args.html_dir)],
+                  inputs=[("the gate file", str(gate_path)), ("--traces", args.traces)])
     if args.traces and not os.path.isdir(args.traces):
         raise ConfigError(f"--traces {args.traces}: no such directory (create it with --write-traces {args.traces})")
     if args.traces or args.write_traces:
@@ -879,7 +875,7 @@ def write_page_of(v: Verdict, root: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     path = _gate_path(args)
     rows = select(load_gate(path), args.only)
-    _check_outputs(args, rows)
+    _check_outputs(args, rows, path)
     reporter = _Reporter(args, len(rows))
     start = time.perf_counter()
     try:

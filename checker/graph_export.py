@@ -128,10 +128,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """0 written, 2 bad input or too large."""
     from checker.cli import run_config
-    from checker.outputs import check_file
+    from checker.outputs import check_outputs
 
-    if args.out:
-        check_file("--out", args.out)
+    check_outputs(files=[("--out", args.out)], inputs=[("the config file", args.config_file)])
     rc = run_config(args)
     model = rc.build()
     try:

@@ -190,10 +190,10 @@ def document_page(doc: dict[str, Any], model: Any, rc: Any, title: str | None = 
 def run(args: Any) -> int:
     """`kcheck render TRACE --html OUT`: 0 written, 2 bad input."""
     from checker import itf
-    from checker.outputs import check_file
+    from checker.outputs import check_outputs
     from checker.replay import trace_config
 
-    check_file("--html", args.html)
+    check_outputs(files=[("--html", args.html)], inputs=[("the trace", args.trace)])
     doc = itf.load(args.trace)
     rc = trace_config(doc, args.trace, args.model, args.variant, args.preset, args.overrides)
     write_page(args.html, document_page(doc, rc.build(), rc))

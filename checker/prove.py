@@ -146,10 +146,9 @@ def run(args: argparse.Namespace) -> int:
     rc, ctx, model, targets = _setup(args)
     if args.trace_out and not args.bmc:
         raise ConfigError("--trace-out needs --bmc (a CTI is not a trace from the initial state)")
-    if args.trace_out:
-        from checker.outputs import check_file
+    from checker.outputs import check_outputs
 
-        check_file("--trace-out", args.trace_out)
+    check_outputs(files=[("--trace-out", args.trace_out)], inputs=[("the config file", args.config_file)])
     size_key = _SIZE_KEY[rc.model]
     report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
                               "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets}

@@ -571,10 +571,9 @@ def run(args: argparse.Namespace) -> int:
     """`kcheck replay`: 0 valid, 1 invalid, 2 bad input, 3 incomplete."""
     from checker.heartbeat import Heartbeat
 
-    if args.html:
-        from checker.outputs import check_file
+    from checker.outputs import check_outputs
 
-        check_file("--html", args.html)
+    check_outputs(files=[("--html", args.html)], inputs=[("the trace", args.trace)])
     with Heartbeat(f"replay: reading {args.trace}", None if args.quiet else sys.stderr):  # a large trace
         doc = itf.load(args.trace)
         rc = trace_config(doc, args.trace, args.model, args.variant, args.preset, args.overrides)

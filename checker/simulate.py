@@ -169,12 +169,10 @@ def _check_options(args: argparse.Namespace) -> str:
                 raise ConfigError(f"{option} needs --guided")
     if args.novelty and (not args.guided or args.cells != "state"):
         raise ConfigError("--novelty needs --guided --cells state")
-    if args.trace_out or args.html:
-        from checker.outputs import check_file
+    from checker.outputs import check_outputs
 
-        for option, path in (("--trace-out", args.trace_out), ("--html", args.html)):
-            if path:
-                check_file(option, path)
+    check_outputs(files=[("--trace-out", args.trace_out), ("--html", args.html)],
+                  inputs=[("the config file", args.config_file)])
     return engine
 
 

@@ -90,11 +90,13 @@ def _select(args: argparse.Namespace, mutants: list[Any]) -> list[Any]:
     return chosen
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
-    from checker.outputs import check_file
+def _check_outputs(args: argparse.Namespace, gate_path: Path, judgement_path: Path) -> None:
+    from checker.outputs import check_outputs
 
-    if args.markdown:
-        check_file("--markdown", args.markdown)
+    check_outputs(files=[("--markdown", args.markdown)],
+                  inputs=[("the gate file", None if args.presets else str(gate_path)),
+                          ("the judgements file", str(judgement_path) if judgement_path.is_file() else None),
+                          ("the baseline report", args.baseline)])
 
 
 def _spark(args: argparse.Namespace) -> Any:
@@ -130,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     if args.judgements and not judgement_path.is_file():
         raise ConfigError(f"--judgements {judgement_path}: no such file")
     judgements = J.load(judgement_path) if judgement_path.is_file() else []
-    _check_outputs(args)
+    _check_outputs(args, gate_path, judgement_path)
     target = target_of(args.model)
     mutants = all_mutants(target)
     if args.list:
