@@ -299,7 +299,7 @@ def _explore(model: Model, run: RunDir, max_states: int | None, progress: Callab
     try:
         cp = run.resumed
         if cp is not None:
-            visited = run.restore(cp, workers=1)
+            visited = run.restore(cp, workers=1, fingerprint=fp_of)
             generated, depth, earlier = cp.generated, cp.depth, cp.seconds
             base_counts = dict(cp.worker_counts[0]) if cp.worker_counts else {}
             reached.update(cp.reached)

@@ -11,20 +11,25 @@ counterexample.
 A checkpoint is taken between two levels: every state up to level L is found and recorded in the
 link files, the states of level L are saved, and `checkpoint.json` is replaced last (written to a
 temporary file, fsynced, renamed), so a crash at any moment leaves the previous checkpoint whole.
-A resumed search deletes what the interrupted one wrote after its last checkpoint and redoes it.
+A resumed search deletes what the interrupted one wrote after its last checkpoint and redoes it,
+once it has checked every file the checkpoint needs (its fields, each queue file whole and each
+saved state matching its fingerprint, the link files' sizes): a damaged directory is refused as
+it is, with nothing deleted.
 """
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from checker.config import ConfigError
+from checker.frontier import blocks as frontier_blocks
 from checker.levels import ParentLinks
 
 META = "checkpoint.json"
@@ -58,20 +63,65 @@ def frontier_name(level: int, worker: int) -> str:
     return f"frontier-{level:04d}-{worker}.bin"
 
 
+def damaged(run_dir: Path, what: str) -> CheckpointError:
+    """The error for a run directory whose files cannot be what its checkpoint says."""
+    return CheckpointError(f"--resume {run_dir}: the run directory is damaged: {what}; it was left as it is;"
+                           " start the run again with --run-dir on a new or empty directory")
+
+
+_FIELDS = {"identity": dict, "level": int, "distinct": int, "generated": int, "depth": int, "seconds": float,
+           "reached": dict, "frontiers": list, "worker_generated": list, "worker_counts": list, "format": int}
+
+
 def read(run_dir: Path) -> Optional[Checkpoint]:
-    """The last checkpoint in `run_dir`, or None when there is none yet."""
+    """The last checkpoint in `run_dir`, or None when there is none yet (CheckpointError when it
+    is not a checkpoint of this format, field by field)."""
     path = Path(run_dir) / META
     if not path.exists():
         return None
     try:
         data = json.loads(path.read_text())
-        if data.get("format") != FORMAT:
-            raise CheckpointError(f"{path}: written by another kcheck version (format {data.get('format')})")
-        return Checkpoint(**data)
-    except (OSError, ValueError, TypeError) as e:
-        if isinstance(e, CheckpointError):
-            raise
-        raise CheckpointError(f"{path}: not a kcheck checkpoint ({e})") from None
+    except (OSError, ValueError) as e:
+        raise damaged(run_dir, f"{META} cannot be read as JSON ({getattr(e, 'strerror', None) or e})") from None
+    if not isinstance(data, dict):
+        raise damaged(run_dir, f"{META} holds a JSON {type(data).__name__}, not a checkpoint object")
+    if "format" in data and data["format"] != FORMAT:
+        raise CheckpointError(f"{path}: written by another kcheck version (format {data.get('format')})")
+    problem = _shape_problem(data)
+    if problem:
+        raise damaged(run_dir, f"{META}: {problem}")
+    return Checkpoint(**{**data, "seconds": float(data["seconds"])})
+
+
+def _shape_problem(data: dict[str, Any]) -> str:
+    """What is wrong with the fields of a checkpoint object, or ''."""
+    def number(v: Any, kind: type) -> bool:
+        return not isinstance(v, bool) and (isinstance(v, kind) or (kind is float and isinstance(v, int)))
+
+    missing = sorted(set(_FIELDS) - set(data))
+    if missing:
+        return f"no field {missing[0]!r}"
+    extra = sorted(set(data) - set(_FIELDS))
+    if extra:
+        return f"unknown field {extra[0]!r}"
+    for name, kind in _FIELDS.items():
+        if not (number(data[name], kind) if kind in (int, float) else isinstance(data[name], kind)):
+            return f"field {name!r} is {json.dumps(data[name])[:40]}, not a{'n' if kind is int else ''} {kind.__name__}"
+    for name in ("level", "distinct", "generated", "depth", "seconds"):
+        if data[name] < 0:
+            return f"field {name!r} is negative"
+    frontiers = data["frontiers"]
+    if not frontiers or frontiers != [frontier_name(data["level"], w) for w in range(len(frontiers))]:
+        return f"field 'frontiers' does not name the queue files of level {data['level']}"
+    for name in ("worker_generated", "worker_counts"):
+        if len(data[name]) != len(frontiers):
+            return f"field {name!r} has {len(data[name])} entries for {len(frontiers)} worker(s)"
+    if not all(number(n, int) for n in data["worker_generated"]):
+        return "field 'worker_generated' holds a value that is not an integer"
+    for counts in [data["reached"], *data["worker_counts"]]:
+        if not isinstance(counts, dict) or not all(isinstance(k, str) and number(v, int) for k, v in counts.items()):
+            return "a count that is not a name and an integer"
+    return ""
 
 
 def write(run_dir: Path, cp: Checkpoint) -> None:
@@ -114,11 +164,59 @@ def prepare(run_dir: Path, resume: bool, identity: dict[str, Any]) -> Optional[C
     for name in cp.frontiers:
         if not (run_dir / name).exists():
             raise CheckpointError(f"--resume {run_dir}: {name}, named by its checkpoint, is missing")
-    for p in run_dir.glob("spill-*.bin"):
-        p.unlink()
-    for p in run_dir.glob("*.tmp"):
-        p.unlink()
+    _check_sizes(run_dir, cp)
     return cp
+
+
+def _check_sizes(run_dir: Path, cp: Checkpoint) -> None:
+    """The link files of levels 0 .. cp.level hold cp.distinct states, those of cp.level as
+    many as the queue files, and each queue file is whole block by block: what a file cut short
+    or overwritten breaks, read without unpickling anything."""
+    total = 0
+    for level in range(cp.level + 1):
+        path = run_dir / f"links-{level:04d}.bin"
+        try:
+            size = path.stat().st_size
+        except OSError:
+            raise damaged(run_dir, f"{path.name}, needed by its checkpoint, is missing") from None
+        if size % 16:
+            raise damaged(run_dir, f"{path.name} is cut short ({size:,} bytes, not a whole number of links)")
+        total += size // 16
+    if total != cp.distinct:
+        raise damaged(run_dir, f"the link files hold {total:,} states, its checkpoint {cp.distinct:,}")
+    queued = 0
+    for name in cp.frontiers:
+        try:
+            queued += sum(count for _, _, count in frontier_blocks(run_dir / name))
+        except (OSError, ValueError) as e:
+            raise damaged(run_dir, f"{name} {getattr(e, 'strerror', None) or e}") from None
+    level_states = (run_dir / f"links-{cp.level:04d}.bin").stat().st_size // 16
+    if queued != level_states:
+        raise damaged(run_dir, f"the queue files of level {cp.level} hold {queued:,} state(s), its link file"
+                               f" {level_states:,}")
+
+
+def check_frontier(path: Path, fingerprint: Callable[[Any], int]) -> str:
+    """What is wrong with the saved states in `path`, or '': each block unpickles to as many
+    (state, fingerprint) items as its header says, and each state has its fingerprint."""
+    with open(path, "rb") as f:
+        for offset, size, count in frontier_blocks(path):
+            f.seek(offset)
+            try:
+                items = pickle.loads(f.read(size))
+            except Exception as e:  # any error a corrupted pickle raises
+                return f"a block at byte {offset:,} cannot be read ({type(e).__name__})"
+            if not isinstance(items, list) or len(items) != count:
+                return f"a block at byte {offset:,} does not hold the {count:,} states its header says"
+            for item in items:
+                try:
+                    state, fp = item
+                    ok = fingerprint(state) == fp
+                except Exception:  # not a pair, or not a state of this model
+                    ok = False
+                if not ok:
+                    return f"a state in the block at byte {offset:,} does not match its fingerprint"
+    return ""
 
 
 def _sync_dir(path: Path) -> None:
@@ -159,23 +257,31 @@ class RunDir:
         self.path = Path(tempfile.mkdtemp(prefix="kcheck-run-")) if path is None else Path(path)
         self.resumed = None if path is None else prepare(self.path, resume, self.identity)
         self.links = ParentLinks(self.path)
-        if self.resumed is not None:
-            self.links.drop_from(self.resumed.level + 1)
         self.every = checkpoint_every
         self._last: Optional[float] = None
 
-    def restore(self, cp: Checkpoint, workers: int) -> Any:
-        """The visited set of a resumed search, rebuilt from the link files of levels 0 .. cp.level."""
+    def restore(self, cp: Checkpoint, workers: int, fingerprint: Optional[Callable[[Any], int]] = None) -> Any:
+        """The visited set of a resumed search, rebuilt from the link files of levels 0 .. cp.level,
+        once the saved states are checked (against `fingerprint`, when given); only then is what
+        the interrupted run wrote after its checkpoint deleted."""
         from checker.visited import FPSet
 
         if cp.workers != workers:
             raise CheckpointError(f"--resume {self.path}: its run had {cp.workers} workers; resume it with"
                                   f" --workers {cp.workers}")
+        if fingerprint is not None:
+            for name in cp.frontiers:
+                problem = check_frontier(self.path / name, fingerprint)
+                if problem:
+                    raise damaged(self.path, f"{name}: {problem}")
         visited = FPSet(cp.distinct)
         self.links.load_into(visited, cp.level + 1)
         if len(visited) != cp.distinct:
-            raise CheckpointError(f"--resume {self.path}: the link files hold {len(visited):,} states, its"
-                                  f" checkpoint {cp.distinct:,}: the directory is damaged")
+            raise damaged(self.path, f"the link files hold {len(visited):,} distinct states, its checkpoint"
+                                     f" {cp.distinct:,}")
+        self.links.drop_from(cp.level + 1)
+        for p in [*self.path.glob("spill-*.bin"), *self.path.glob("*.tmp")]:
+            p.unlink()
         return visited
 
     def spill(self, level: int, worker: int = 0) -> Path:

@@ -115,20 +115,9 @@ class Frontier:
     def load(cls, path: Path, spill: Optional[Path] = None, keep: int = UNLIMITED) -> "Frontier":
         """The frontier `save` wrote to `path`; its items stay on disk until read."""
         fr = cls(spill, keep if spill is not None else UNLIMITED)
-        with open(path, "rb") as f:
-            while True:
-                header = f.read(16)
-                if not header:
-                    break
-                if len(header) < 16:
-                    raise ValueError(f"{path}: truncated")
-                size, count = int.from_bytes(header[:8], "little"), int.from_bytes(header[8:], "little")
-                offset = f.tell()
-                f.seek(size, os.SEEK_CUR)
-                if f.tell() > os.path.getsize(path):
-                    raise ValueError(f"{path}: truncated")
-                fr._blocks.append((path, offset, size, count))
-                fr._on_disk += count
+        for offset, size, count in blocks(path):
+            fr._blocks.append((path, offset, size, count))
+            fr._on_disk += count
         return fr
 
     def close(self) -> None:
@@ -138,6 +127,28 @@ class Frontier:
             self._spill = None
         if self._spill_path is not None and self._spill_path.exists():
             self._spill_path.unlink()
+
+
+def blocks(path: Path) -> list[tuple[int, int, int]]:
+    """The (offset, bytes, items) of each block `save` wrote to `path` (ValueError when the
+    file is cut short, or a header names a block that cannot be a pickle)."""
+    out = []
+    end = os.path.getsize(path)
+    with open(path, "rb") as f:
+        while True:
+            header = f.read(16)
+            if not header:
+                return out
+            if len(header) < 16:
+                raise ValueError("is cut short (within a block header)")
+            size, count = int.from_bytes(header[:8], "little"), int.from_bytes(header[8:], "little")
+            offset = f.tell()
+            if offset + size > end:
+                raise ValueError(f"is cut short (a block of {size:,} bytes at byte {offset:,}, the file ends at {end:,})")
+            if size == 0 or count == 0:
+                raise ValueError(f"has an empty block at byte {offset:,}")
+            f.seek(size, os.SEEK_CUR)
+            out.append((offset, size, count))
 
 
 def _write_block(out: Any, items: Optional[list[Any]], data: Optional[bytes] = None, count: int = 0) -> None:

@@ -97,7 +97,7 @@ def _explore_parallel(model: Model, run: RunDir, workers: int, max_states: int |
     count = 0
     cp = run.resumed
     if cp is not None:
-        visited = run.restore(cp, workers)
+        visited = run.restore(cp, workers, fingerprint=fp_of)
         generated, depth, earlier, level = cp.generated, cp.depth, cp.seconds, cp.level
         worker_generated = list(cp.worker_generated)
         worker_counts = [dict(c) for c in cp.worker_counts]

@@ -319,3 +319,119 @@ def test_a_benchmark_run_reports_progress_and_spills_its_queue_by_default(tmp_pa
     a, b = json.loads(spilled.stdout), json.loads(quiet.stdout)
     assert (a["result"], a["distinct_states"], a["depth"]) == (b["result"], b["distinct_states"], b["depth"]) == \
         ("ok", 56_775, 28)
+
+
+# ---- a damaged run directory: one line, exit 2, every file as it was -----------------------
+
+def _flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1:]
+
+
+def _damage(run: Path, how: str) -> None:
+    meta = run / "checkpoint.json"
+    cp = json.loads(meta.read_text())
+    frontier = max((run / name for name in cp["frontiers"]), key=lambda p: p.stat().st_size)
+    data = frontier.read_bytes()
+    if how == "checkpoint []":
+        meta.write_text("[]")
+    elif how == "checkpoint not JSON":
+        meta.write_text(meta.read_text()[:40])
+    elif how == "checkpoint without a field":
+        del cp["distinct"]
+        meta.write_text(json.dumps(cp))
+    elif how == "checkpoint level a string":
+        cp["level"] = str(cp["level"])
+        meta.write_text(json.dumps(cp))
+    elif how == "checkpoint frontiers a path":
+        cp["frontiers"] = ["../checkpoint.json"] * len(cp["frontiers"])
+        meta.write_text(json.dumps(cp))
+    elif how == "checkpoint counts too few":
+        cp["worker_counts"] = []
+        meta.write_text(json.dumps(cp))
+    elif how == "frontier cut in its header":
+        frontier.write_bytes(data[:10])
+    elif how == "frontier cut in its block":
+        frontier.write_bytes(data[:len(data) - 7])
+    elif how == "frontier emptied":
+        frontier.write_bytes(b"")
+    elif how == "frontier pickle corrupted":
+        frontier.write_bytes(_flip(data, 16 + (len(data) - 16) // 2))
+    elif how == "frontier state changed":  # still a pickle: a small int in a state, another int
+        at = next(i for i in range(len(data) - 1, 16, -1) if data[i - 1] == ord("K") and data[i] < 3)
+        frontier.write_bytes(data[:at] + bytes([data[at] + 1]) + data[at + 1:])
+    elif how == "links cut short":
+        links = run / f"links-{cp['level']:04d}.bin"
+        links.write_bytes(links.read_bytes()[:-8])
+    elif how == "links of a level missing":
+        (run / "links-0003.bin").unlink()
+    else:
+        raise AssertionError(how)
+
+
+DAMAGES = ["checkpoint []", "checkpoint not JSON", "checkpoint without a field", "checkpoint level a string",
+           "checkpoint frontiers a path", "checkpoint counts too few", "frontier cut in its header",
+           "frontier cut in its block", "frontier emptied", "frontier pickle corrupted", "frontier state changed",
+           "links cut short", "links of a level missing"]
+
+
+@pytest.fixture(scope="module")
+def stopped_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """kraft smoke runs with a checkpoint after every level, on 1 and 2 workers."""
+    runs = {}
+    for workers in (1, 2):
+        if workers > 1 and not available():
+            continue
+        run = tmp_path_factory.mktemp("runs") / f"run{workers}"
+        done = _kcheck("check", "--model", "kraft", "--preset", "smoke", "--workers", str(workers), "--run-dir",
+                       str(run), "--checkpoint-every", "1e-9", "--quiet", "--no-liveness", cwd=run.parent)
+        assert done.returncode == 0, done.stderr
+        assert json.loads((run / "checkpoint.json").read_text())["level"] > 3
+        runs[workers] = run
+    return runs
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("how", DAMAGES)
+def test_a_damaged_run_directory_is_refused_as_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                    stopped_runs: dict[int, Path], workers: int, how: str) -> None:
+    import shutil
+
+    from checker import cli
+
+    if workers not in stopped_runs:
+        pytest.skip("needs fork")
+    run = tmp_path / "run"
+    shutil.copytree(stopped_runs[workers], run)
+    (run / "spill-0009-0.bin").write_bytes(b"left by a killed run")  # a resume would delete it
+    _damage(run, how)
+    before = _digests(run)
+    code = cli.main(["check", "--resume", str(run), "--quiet", "--no-liveness"])
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and err.startswith(f"kcheck: error: --resume {run}: the run directory is damaged")
+    assert "start the run again with --run-dir" in err, err
+    assert _digests(run) == before
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_undamaged_copy_resumes_to_the_whole_result(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       stopped_runs: dict[int, Path], workers: int) -> None:
+    """The checks above refuse only damage: the same directory, undamaged, goes on."""
+    import shutil
+
+    from checker import cli
+
+    if workers not in stopped_runs:
+        pytest.skip("needs fork")
+    run = tmp_path / "run"
+    shutil.copytree(stopped_runs[workers], run)
+    (run / "spill-0009-0.bin").write_bytes(b"left by a killed run")
+    assert cli.main(["check", "--resume", str(run), "--quiet", "--no-liveness", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["distinct_states"] == 515
+    assert not (run / "spill-0009-0.bin").exists()
