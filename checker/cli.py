@@ -182,7 +182,7 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     runs.add_argument("--resume", metavar="DIR",
                       help="go on with the run in DIR from its last checkpoint, with its configuration;"
                            " it ends as the uninterrupted run would")
-    parser.add_argument("--checkpoint-every", type=positive_seconds, metavar="SECONDS", default=60.0,
+    parser.add_argument("--checkpoint-every", type=positive_seconds, metavar="SECONDS",
                         help="with --run-dir or --resume: checkpoint at the end of a level once SECONDS have"
                              " passed since the last one (default 60)")
     parser.add_argument("--memory-states", type=_positive_int, metavar="N", default=MEMORY_STATES,
@@ -456,8 +456,14 @@ def _search_by_rounds(args: argparse.Namespace, model: Any) -> Result:
         raise ConfigError(f"--rounds: {e}; search it by single actions (without --rounds)") from None
 
 
+CHECKPOINT_EVERY = 60.0  # seconds between checkpoints: a few seconds of writing an hour at most
+
+
 def _run_check(args: argparse.Namespace) -> int:
     _check_engine_options(args)
+    if args.checkpoint_every is not None and not (args.run_dir or args.resume):
+        raise ConfigError("--checkpoint-every needs --run-dir DIR or --resume DIR: without a run directory"
+                          " there are no checkpoints")
     _rounds_options(args)
     if args.resume:
         _resumed_config(args)
@@ -479,7 +485,7 @@ def _run_check(args: argparse.Namespace) -> int:
         try:
             r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers,
                         reduce=args.reduce, run_dir=run_dir, resume=bool(args.resume), identity=identity,
-                        checkpoint_every=args.checkpoint_every, keep=args.memory_states)
+                        checkpoint_every=args.checkpoint_every or CHECKPOINT_EVERY, keep=args.memory_states)
         except OSError as e:  # the run directory (or $TMPDIR) cannot hold the search's files
             where = f"--run-dir {run_dir}" if run_dir else "the temporary directory ($TMPDIR)"
             raise ConfigError(f"cannot keep the search's files in {where}: {e.strerror or e}"

@@ -149,7 +149,10 @@ def _handler(explorer: Explorer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802
             try:
-                length = int(self.headers.get("Content-Length") or 0)
+                given = (self.headers.get("Content-Length") or "0").strip()
+                if not (given.isascii() and given.isdigit()):
+                    raise BadRequest(400, f"Content-Length must be a number of bytes, got {given[:40]!r}")
+                length = int(given)
                 if length > MAX_BODY:
                     raise BadRequest(413, f"a request body of more than {MAX_BODY:,} bytes")
                 try:

@@ -102,6 +102,17 @@ def _positive(table: Mapping[str, Any], key: str, where: str) -> int | None:
     return value
 
 
+def _typed_overrides(overrides: Mapping[str, Any], definition: Any, where: str) -> None:
+    """A row's `set` values are TOML values, typed as in a config file: `brokers = "3"` is a
+    string, not the number a `--set brokers=3` would parse it as."""
+    types = {k.name: k.type for k in definition.config_keys}
+    for key, value in overrides.items():
+        if isinstance(value, str) and types.get(key, str) is not str:
+            written = value.strip().lower() if types[key] is bool else value.strip()
+            raise ConfigError(f"{where}: set: key {key!r} must be a{'n integer' if types[key] is int else ' boolean'},"
+                              f" got the string {value!r} (write set = {{{key} = {written}}}, without quotes)")
+
+
 def _config_label(preset: str, config_file: str | None, overrides: Mapping[str, Any]) -> str:
     label = preset
     if config_file:
@@ -130,6 +141,11 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
     if not isinstance(overrides, dict):
         raise ConfigError(f"{where}: 'set' must be a table of config keys, e.g. set = {{brokers = 2}}")
     max_states, workers = _positive(table, "max_states", where), _positive(table, "workers", where)
+    from checker.cli import MAX_PROCESSES
+
+    if workers is not None and workers > MAX_PROCESSES:
+        raise ConfigError(f"{where}: 'workers' must be at most {MAX_PROCESSES} (as for kcheck check --workers),"
+                          f" got {workers}")
     liveness = table.get("liveness", True)
     if not isinstance(liveness, bool):
         raise ConfigError(f"{where}: 'liveness' must be true or false, got {liveness!r}")
@@ -164,6 +180,7 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
                            path=config_file, overrides=overrides)
     except ConfigError as e:
         raise ConfigError(f"{where}: {e}") from None
+    _typed_overrides(overrides, rc.definition, where)
     invariants = [p.name for p in built.properties if p.kind == "always" or p.temporal]
     unknown_steps = [a for a in schedule if kind_of(a) not in built.action_kinds]
     if unknown_steps:

@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="check only this invariant (repeatable; default: every invariant)")
     parser.add_argument("--walks", type=positive_int, default=DEFAULT_WALKS, metavar="N",
                         help=f"number of random walks; with --guided, per round (default {DEFAULT_WALKS})")
-    parser.add_argument("--depth", type=nonnegative_int, default=DEFAULT_DEPTH, metavar="D",
+    parser.add_argument("--depth", type=positive_int, default=DEFAULT_DEPTH, metavar="D",
                         help=f"maximum steps per walk (default {DEFAULT_DEPTH}); with --guided, after its start")
     parser.add_argument("--seed", type=nonnegative_int, default=DEFAULT_SEED, metavar="S",
                         help=f"the run's seed; walk w's RNG is seeded from (S, w) (default {DEFAULT_SEED})")

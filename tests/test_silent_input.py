@@ -83,3 +83,68 @@ def test_bigint_takes_ascii_digits_only() -> None:
     for body in ("\u0663", "1_0", "\uff12"):
         with pytest.raises(ItfError, match="is not a decimal integer"):
             from_itf({"#bigint": body})
+
+
+# --- more input that was accepted silently -------------------------------------------------------
+
+def _gate_row(tmp_path: Path, extra: str) -> str:
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[row]]\nname = "tiny"\nmodel = "replication"\nvariant = "kafka-4.1"\nexpect = "holds"\n'
+                    f'max_states = 20\n{extra}\n')
+    return str(gate)
+
+
+@pytest.mark.parametrize("extra,words", [
+    ("workers = 1000", "'workers' must be at most 64"),
+    ('set = {brokers = "3"}', "key 'brokers' must be an integer, got the string '3'"),
+    ('set = {unclean_leader_election = "true"}', "must be a boolean, got the string 'true'"),
+])
+def test_a_gate_row_is_checked_as_the_command_line_is(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                      extra: str, words: str) -> None:
+    _one_error(capsys, ["gate", _gate_row(tmp_path, extra), "--quiet"], words)
+
+
+def test_a_gate_row_with_typed_values_still_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert cli.main(["gate", _gate_row(tmp_path, "workers = 2\nset = {brokers = 3}"), "--quiet", "--json"]) == 1
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["set"] == {"brokers": 3} and row["outcome"] == "incomplete" and row["distinct_states"] == 20
+
+
+def test_mutate_gate_and_presets_exclude_each_other(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    _one_error(capsys, ["mutate", "--gate", _gate_row(tmp_path, ""), "--presets", "smoke", "--list"],
+               "--gate and --presets exclude each other")
+
+
+def test_simulate_depth_0_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    _one_error(capsys, ["simulate", "--walks", "1", "--depth", "0"], "--depth: expected a positive integer")
+
+
+def test_checkpoint_every_needs_a_run_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    _one_error(capsys, [*CHECK, "--checkpoint-every", "5"], "--checkpoint-every needs --run-dir")
+    run = tmp_path / "run"
+    assert cli.main([*CHECK, "--run-dir", str(run), "--checkpoint-every", "5", "--no-liveness"]) == 3
+    assert (run / "checkpoint.json").is_file()
+
+
+@pytest.mark.parametrize("length", ["abc", "-5", "1e3", "\u0663"])
+def test_explore_answers_a_bad_content_length_with_a_400(length: str) -> None:
+    import http.client
+
+    from checker.config import load_config
+    from checker.explore import start_in_thread
+
+    server, url = start_in_thread(load_config(model="replication", preset="smoke"))
+    try:
+        host, port = url.split("//")[1].rstrip("/").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.putrequest("POST", "/api/state")
+        conn.putheader("Content-Length", length.encode("utf-8"))
+        conn.endheaders()
+        response = conn.getresponse()
+        body = json.loads(response.read())
+        assert response.status == 400, body
+        assert body["error"].startswith("Content-Length must be a number of bytes") and "Error" not in body["error"]
+        conn.close()
+    finally:
+        server.shutdown()
+        server.server_close()

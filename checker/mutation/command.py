@@ -125,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
     from checker.mutation.report import markdown, text, to_json
 
     load_definition(args.model)  # an unknown model is bad input
+    if args.gate and args.presets:
+        raise ConfigError("--gate and --presets exclude each other: with --presets the mutants are judged by"
+                          " those presets' rows, and the gate file would be ignored")
     gate_path = Path(args.gate) if args.gate else default_gate_file()
     if not args.presets and not gate_path.is_file():
         raise ConfigError(f"--gate {gate_path}: no such file")
