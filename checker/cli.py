@@ -24,8 +24,8 @@ from typing import Any, Callable, Sequence, TextIO
 
 from checker import stop
 from checker.bfs import Progress, Result, explore
-from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, load_config, load_definition,
-                            parse_decimal)
+from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, config_text, load_config,
+                            load_definition, parse_decimal)
 from checker.outputs import check_outputs
 from checker.render import render_text, trace_json
 from checker.selection import select_invariants
@@ -148,8 +148,10 @@ def with_timeout(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     return timed
 
 
-def _config_text(config: dict[str, Any]) -> str:
-    return " ".join(f"{k}={json.dumps(v)}" for k, v in config.items())
+def _config_text(config: dict[str, Any], model: str | None = None) -> str:
+    if model is None:
+        return " ".join(f"{k}={json.dumps(v)}" for k, v in config.items())
+    return config_text(load_definition(model), config)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,7 +334,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
         f"model:            {report['model']}",
         f"variant:          {report['variant']}",
         f"preset:           {report['preset']}" + (f" + {report['config_file']}" if report["config_file"] else ""),
-        f"config:           {_config_text(report['config'])}{clamp_note(report['clamped'])}",
+        f"config:           {_config_text(report['config'], report['model'])}{clamp_note(report['clamped'])}",
         f"result:           {result}",
         f"distinct states:  {r.distinct_states:,}",
         f"states generated: {r.states_generated:,}",

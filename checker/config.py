@@ -83,6 +83,18 @@ class RunConfig(Mapping[str, Any]):
             raise ConfigError(f"model {self.model} rejects this configuration: {e}") from e
 
 
+def config_text(definition: ModelDefinition, config: Mapping[str, Any]) -> str:
+    """The config echo: `key=value` pairs, a value that stands for something else followed by
+    what it means (`replication_factor=0 (every broker)`)."""
+    special = {k.name: dict(k.special) for k in definition.config_keys}
+
+    def one(key: str, value: Any) -> str:
+        meaning = special.get(key, {}).get(value) if not isinstance(value, bool) else None
+        return f"{key}={json.dumps(value)}" + (f" ({meaning})" if meaning else "")
+
+    return " ".join(one(k, v) for k, v in config.items())
+
+
 def clamp_note(clamped: Mapping[str, Mapping[str, Any]]) -> str:
     """What a config echo adds for the clamped keys (`RunConfig.clamped`), or ""."""
     notes = [f"{k}={json.dumps(c['value'])} ({c['why']})" for k, c in clamped.items()]

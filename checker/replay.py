@@ -28,7 +28,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from checker import itf
 from checker.cli import nonnegative_int, positive_int
-from checker.config import DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, load_config, load_definition
+from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, config_text, load_config,
+                            load_definition)
 from checker.render import ABSENT, change_text, diff, witness
 from checker.schedule import kind_of, squeeze
 
@@ -484,7 +485,7 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
         f"model:    {rc.model}",
         f"variant:  {rc.variant}",
         f"preset:   {rc.preset}",
-        "config:   " + " ".join(f"{k}={json.dumps(v)}" for k, v in rc.config.items()) + clamp_note(rc.clamped),
+        "config:   " + config_text(rc.definition, rc.config) + clamp_note(rc.clamped),
     ]
     if o.result == VALID:
         lines.append(f"result:   valid: {o.steps} step{'s' if o.steps != 1 else ''}")

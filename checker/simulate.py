@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any, Callable, Iterator
 
-from checker.config import ConfigError, RunConfig, clamp_note
+from checker.config import ConfigError, RunConfig, clamp_note, config_text, load_definition
 from checker.guided import DEFAULT_CORPUS, DEFAULT_ROUNDS, RoundInfo, run_guided
 from checker.render import render_text, trace_json
 from checker.shrink import shrink_walk
@@ -367,7 +367,7 @@ def _text(report: dict[str, Any], found: list, model: Any) -> str:
     lines = [
         f"model:            {report['model']}",
         f"variant:          {report['variant']}",
-        f"config:           " + " ".join(f"{k}={json.dumps(v)}" for k, v in report["config"].items())
+        f"config:           " + config_text(load_definition(report["model"]), report["config"])
         + clamp_note(report["clamped"]),
         *([f"invariants:       {', '.join(report['invariants'])} (--invariant)"] if report["invariants_selected"] else []),
         f"engine:           {report['where']}",

@@ -93,7 +93,8 @@ def strong_fairness(action: str, reason: str, when: Callable[[Any, Any], bool] |
 
 @dataclass(frozen=True)
 class ConfigKey:
-    """One configuration key: its type (int or bool), default and allowed range."""
+    """One configuration key: its type (int or bool), default and allowed range; `special`:
+    values that stand for something else (0 replicas: every broker), as the config echo says."""
 
     name: str
     type: type
@@ -101,6 +102,7 @@ class ConfigKey:
     doc: str
     min: int | None = None
     max: int | None = None
+    special: tuple[tuple[Any, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -148,3 +148,20 @@ def test_explore_answers_a_bad_content_length_with_a_400(length: str) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_config_echo_says_what_a_special_value_means(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """replication_factor = 0 is every broker, not a factor of 0: the echo says so; --json keeps 0."""
+    trace = tmp_path / "t.itf.json"
+    assert cli.main(["check", "--preset", "smoke", "--variant", "hw-without-maximal-isr", "--quiet", "--no-liveness",
+                     "--trace-out", str(trace)]) == 1
+    for argv in (["check", "--preset", "smoke", "--max-states", "20", "--quiet"],
+                 ["simulate", "--preset", "smoke", "--walks", "1", "--depth", "2", "--quiet"],
+                 ["replay", str(trace), "--quiet"]):
+        capsys.readouterr()
+        cli.main(argv)
+        line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("config:"))
+        assert "replication_factor=0 (every broker)" in line and "max_faults=-1 (no joint budget)" in line, line
+        assert "brokers=2 " in line  # a plain value stays plain
+    assert cli.main(["check", "--preset", "smoke", "--max-states", "20", "--quiet", "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["config"]["replication_factor"] == 0

@@ -33,7 +33,7 @@ CONFIG_KEYS = (
               0, 3),
     ConfigKey("timeouts", int, -1,
               "budget of timer expirations (election, fetch and check-quorum timeouts together); -1: no bound",
-              -1, 30),
+              -1, 30, special=((-1, "no bound"),)),
 )
 
 PRESETS: Mapping[str, Mapping[str, Any]] = {

@@ -9,7 +9,7 @@ from model.interface import ConfigKey
 CONFIG_KEYS = (
     ConfigKey("brokers", int, 3, "number of brokers", 1, 5),
     ConfigKey("replication_factor", int, 0, "the partition's first replicas are brokers 0..replication_factor-1; "
-              "0: every broker (at most brokers)", 0, 5),
+              "0: every broker (at most brokers)", 0, 5, special=((0, "every broker"),)),
     ConfigKey("reassignments", int, 0, "budget of partition reassignments an operator asks for "
               "(AlterPartitionReassignments), one at a time", 0, 3),
     ConfigKey("values", int, 1, "distinct values the producer writes (acks=all)", 0, 4),
@@ -17,10 +17,13 @@ CONFIG_KEYS = (
     ConfigKey("max_partition_epoch", int, 3, "no partition change may raise the partition epoch above this", 0, 20),
     ConfigKey("crashes", int, 2, "budget of broker crashes and controlled shutdowns (lossy ones included)", 0, 5),
     ConfigKey("lossy_crashes", int, 1, "of those, crashes that lose the unflushed suffix of the log", 0, 5),
-    ConfigKey("fences", int, 0, "budget of fencings of a live broker (lost heartbeats); -1: unbounded", -1, 5),
-    ConfigKey("losses", int, 1, "budget of messages the network loses; -1: unbounded", -1, 10),
+    ConfigKey("fences", int, 0, "budget of fencings of a live broker (lost heartbeats); -1: unbounded", -1, 5,
+              special=((-1, "unbounded"),)),
+    ConfigKey("losses", int, 1, "budget of messages the network loses; -1: unbounded", -1, 10,
+              special=((-1, "unbounded"),)),
     ConfigKey("max_faults", int, 2, "budget of faults of every kind together: crashes, fencings of live brokers and "
-              "lost messages (a kind with budget -1 is not counted); -1: no joint budget", -1, 15),
+              "lost messages (a kind with budget -1 is not counted); -1: no joint budget", -1, 15,
+              special=((-1, "no joint budget"),)),
     ConfigKey("max_in_flight", int, 2, "messages in flight at once: Fetch and AlterPartition requests and responses", 1, 10),
     ConfigKey("min_insync_replicas", int, 2, "min.insync.replicas", 1, 5),
     ConfigKey("elr_enabled", bool, True, "eligible leader replicas (KIP-966)", None, None),
