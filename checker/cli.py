@@ -259,12 +259,35 @@ def default_workers() -> int:
     return max(1, min(cores, 4))
 
 
-def progress_printer(stream: TextIO) -> Callable[[Progress], None]:
+def progress_printer(stream: TextIO, total: int | None = None) -> Callable[[Progress], None]:
+    """Progress lines; with `total`, the states a whole run finds (checker/expected.py), each line
+    ends with an estimate of the work left at the rate so far."""
+    from checker.expected import remaining
+
     def report(p: Progress) -> None:
+        left = remaining(p.distinct_states, p.seconds, total) if total else ""
         print(f"kcheck: {p.distinct_states:,} distinct, {p.states_generated:,} generated, depth {p.depth}, "
-              f"queue {p.queue:,}, {p.states_per_second:,.0f} states/s, {p.seconds:.0f}s", file=stream, flush=True)
+              f"queue {p.queue:,}, {p.states_per_second:,.0f} states/s, {p.seconds:.0f}s{left}", file=stream,
+              flush=True)
 
     return report
+
+
+def _expected_states(args: argparse.Namespace, rc: RunConfig) -> int | None:
+    """The states this run is expected to find, said before a long one (checker/expected.py)."""
+    from checker.expected import announcement, whole_run_states
+    from model import compiled
+
+    whole = whole_run_states(rc, args.reduce) if args.rounds is None else None
+    if whole is None:
+        return None
+    if args.max_states is not None and args.max_states < whole:
+        return args.max_states
+    if not args.quiet and args.engine == "local":
+        said = announcement(rc, whole, compiled=any(m.startswith("model.") for m in compiled.in_use()))
+        if said:
+            print(f"kcheck: {said}", file=sys.stderr, flush=True)
+    return whole
 
 
 def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = None) -> dict[str, Any]:
@@ -475,7 +498,8 @@ def _run_check(args: argparse.Namespace) -> int:
     check_outputs(files=[("--trace-out", args.trace_out), ("--html", args.html)],
                   inputs=[("the config file", args.config_file), ("the run directory", args.run_dir or args.resume)])
     model = select_invariants(rc.build(), args.invariants)
-    progress = None if args.quiet else progress_printer(sys.stderr)
+    total = _expected_states(args, rc)
+    progress = None if args.quiet else progress_printer(sys.stderr, total)
     run_dir = args.run_dir or args.resume
     identity = {"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config),
                 "selected": sorted(args.invariants)}
