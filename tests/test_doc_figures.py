@@ -51,3 +51,23 @@ def test_links_to_anchors_resolve() -> None:
             linked = (page.parent / target).resolve()
             assert linked.is_file(), f"{page.name}: {target} does not exist"
             assert anchor in anchors(linked), f"{page.name}: no heading for #{anchor} in {target}"
+
+
+def test_the_gate_pages_count_the_gate_files_rows() -> None:
+    """docs/gate.md and spec/variants.md give the number of rows of the repo's gate file, and gate.md's
+    synopsis every option `kcheck gate` has."""
+    from collections import Counter
+
+    from checker import cli
+    from checker.gate import load_gate
+
+    rows = load_gate(ROOT / "spec" / "gate.toml")
+    per_model = Counter(r.model for r in rows)
+    page = (ROOT / "docs" / "gate.md").read_text()
+    assert (f"The repo's gate has {len(rows)} rows ({per_model['replication']} of the replication model,"
+            f" {per_model['kraft']} of kraft;") in page
+    assert f"Whole gate, all {len(rows)} rows" in (ROOT / "spec" / "variants.md").read_text()
+    synopsis = page.split("```", 2)[1]
+    options = [a.option_strings[0] for a in cli.build_parser("gate")._subparsers._group_actions[0]  # type: ignore
+               .choices["gate"]._actions if a.option_strings and a.option_strings[0] != "-h"]
+    assert options and all(o in synopsis for o in options), [o for o in options if o not in synopsis]
