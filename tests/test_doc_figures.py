@@ -71,3 +71,11 @@ def test_the_gate_pages_count_the_gate_files_rows() -> None:
     options = [a.option_strings[0] for a in cli.build_parser("gate")._subparsers._group_actions[0]  # type: ignore
                .choices["gate"]._actions if a.option_strings and a.option_strings[0] != "-h"]
     assert options and all(o in synopsis for o in options), [o for o in options if o not in synopsis]
+
+
+def test_mutate_md_counts_the_mutants_there_are() -> None:
+    from checker.mutation.analysis import all_mutants, target_of
+
+    kraft, replication = (len(all_mutants(target_of(m))) for m in ("kraft", "replication"))
+    text = " ".join((ROOT / "docs" / "mutate.md").read_text().split())
+    assert f"now gives {kraft:,} kraft mutants and {replication:,} replication mutants" in text
