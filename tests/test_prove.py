@@ -7,6 +7,7 @@ counterexample is a trace the Python model takes, exported as ITF."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import z3
@@ -565,3 +566,36 @@ def test_cli_kraft_refuses_voter_changes(capsys):
     assert "has no AddVoter, RemoveVoter, SendObserverFetch" in err and "--set voter_changes=0 --set spares=0" in err
     assert main(["prove", "--model", "kraft", "--preset", "smoke", "--set", "spares=1", "--quiet"]) == 2
     assert "has no SendObserverFetch" in capsys.readouterr().err
+
+
+def _doc_command(words: str) -> list[str]:
+    """The `kcheck prove ...` command of docs/prove.md that contains `words`, as arguments."""
+    import re
+
+    text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "prove.md").read_text().split())
+    found = [c for c in re.findall(r"`kcheck (prove [^`]+)`", text) if words in c]
+    assert len(found) == 1, found
+    return found[0].split()
+
+
+def test_candidate_completeness_is_not_inductive_on_the_present_default_as_docs_say(capsys):
+    """docs/prove.md: the command without --preset one-crash ends with the CTI it names (the
+    proof on one-crash is test_replication_candidate_completeness_is_proved_for_three_brokers)."""
+    argv = _doc_command("--preset one-crash --invariant candidate_completeness")
+    argv.remove("--preset")
+    argv.remove("one-crash")
+    assert main([*argv, "--quiet", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["result"] == "cti", report["result"]
+    said = "acceptable_fetch_agrees is not preserved by FenceBroker(broker=0)"
+    assert said in " ".join((Path(__file__).resolve().parents[1] / "docs" / "prove.md").read_text().split())
+    assert report["cti"]["conjunct"] == "acceptable_fetch_agrees" and report["cti"]["action"] == "FenceBroker(broker=0)"
+
+
+def test_the_documented_bmc_of_r12_finds_it_in_3_steps(capsys):
+    argv = _doc_command("--variant hw-ignores-min-isr")
+    assert argv[argv.index("--bmc") + 1] == "3"
+    assert main([*argv, "--quiet", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["result"] == "violation" and report["depth_checked"] == 3, report["result"]
+    assert report["violation"]["invariant"] == "candidate_completeness" and len(report["violation"]["trace"]) == 4
