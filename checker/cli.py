@@ -283,7 +283,7 @@ def _expected_states(args: argparse.Namespace, rc: RunConfig) -> int | None:
         return None
     if args.max_states is not None and args.max_states < whole:
         return args.max_states
-    if not args.quiet and args.engine == "local":
+    if not args.quiet and args.engine == "local" and not args.resume:  # a resumed run's progress lines say it
         said = announcement(rc, whole, compiled=any(m.startswith("model.") for m in compiled.in_use()))
         if said:
             print(f"kcheck: {said}", file=sys.stderr, flush=True)
