@@ -82,10 +82,32 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", help="a named configuration the file and --set build on (default: default)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key; repeatable; wins over the preset and the file")
+    add_plugin_argument(parser)
+
+
+def add_plugin_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="FILE",
+                        help="a Python file of your own variants and properties (docs/change.md); repeatable")
+
+
+def activate_plugins(args: argparse.Namespace) -> None:
+    """Put the `--plugin` files in force (raises ConfigError for a bad plugin)."""
+    plugins = getattr(args, "plugins", None)
+    if not plugins:
+        return
+    if getattr(args, "command", None) == "prove":
+        raise ConfigError("--plugin: kcheck prove checks the Z3 encoding of the built-in models (checker/symbolic),"
+                          " which a plugin's Python code does not change; check the change with kcheck check")
+    if getattr(args, "engine", "local") == "spark" or getattr(args, "master", None):
+        raise ConfigError("--plugin: Spark executors do not load plugins; use --engine local")
+    from checker import plugin
+
+    plugin.activate(plugins)
 
 
 def run_config(args: argparse.Namespace) -> RunConfig:
     """The validated configuration named by the shared options (raises ConfigError)."""
+    activate_plugins(args)
     return load_config(model=args.model, variant=args.variant, preset=args.preset,
                        path=args.config_file, overrides=args.overrides)
 
@@ -274,6 +296,7 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = 
         "config_file": rc.file,
         "config": dict(rc.config),
         "clamped": rc.clamped,
+        "plugins": _plugins(),
         "result": result,
         "invariants": [p.name for p in model.properties if p.kind == "always"],
         "distinct_states": r.distinct_states,
@@ -317,6 +340,13 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = 
     return out
 
 
+def _plugins() -> list[dict[str, str]]:
+    """The plugins in force (file, SHA-256): what the run checked besides the built-in model."""
+    from checker import plugin
+
+    return plugin.provenance()
+
+
 def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) -> str:
     def names(items: list[str]) -> str:
         return ", ".join(items) if items else "none"
@@ -331,6 +361,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
     lines = [
         f"model:            {report['model']}",
         f"variant:          {report['variant']}",
+    ] + [f"plugin:           {p['file']} (sha256 {p['sha256'][:16]})" for p in report.get("plugins") or []] + [
         f"preset:           {report['preset']}" + (f" + {report['config_file']}" if report["config_file"] else ""),
         f"config:           {_config_text(report['config'])}{clamp_note(report['clamped'])}",
         f"result:           {result}",
@@ -473,6 +504,8 @@ def _run_check(args: argparse.Namespace) -> int:
     run_dir = args.run_dir or args.resume
     identity = {"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config),
                 "selected": sorted(args.invariants)}
+    if args.plugins:  # a resumed run must check the same plugin code
+        identity["plugins"] = _plugins()
     if args.rounds is not None:
         r = _search_by_rounds(args, model)
     elif args.engine == "spark":
@@ -561,6 +594,7 @@ def _write_html(path: str, rc: RunConfig, model: Any, r: Result, live: Any) -> N
 
 def _list_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_plugin_argument(parser)
 
 
 def describe_model(name: str) -> dict[str, Any]:
@@ -639,6 +673,8 @@ def _list_text(m: dict[str, Any]) -> str:
 
 def _run_list(args: argparse.Namespace) -> int:
     import model as registry
+
+    activate_plugins(args)
 
     models: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
