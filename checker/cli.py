@@ -92,16 +92,17 @@ def add_plugin_argument(parser: argparse.ArgumentParser) -> None:
 
 def activate_plugins(args: argparse.Namespace) -> None:
     """Put the `--plugin` files in force (raises ConfigError for a bad plugin)."""
-    plugins = getattr(args, "plugins", None)
+    from checker import plugin
+
+    plugins = getattr(args, "plugins", None) or []
     if not plugins:
+        plugin.activate([])  # the built-in models alone (main() may run more than once in a process)
         return
     if getattr(args, "command", None) == "prove":
         raise ConfigError("--plugin: kcheck prove checks the Z3 encoding of the built-in models (checker/symbolic),"
                           " which a plugin's Python code does not change; check the change with kcheck check")
     if getattr(args, "engine", "local") == "spark" or getattr(args, "master", None):
         raise ConfigError("--plugin: Spark executors do not load plugins; use --engine local")
-    from checker import plugin
-
     plugin.activate(plugins)
 
 
