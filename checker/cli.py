@@ -103,7 +103,9 @@ def activate_plugins(args: argparse.Namespace) -> None:
                           " which a plugin's Python code does not change; check the change with kcheck check")
     if getattr(args, "engine", "local") == "spark" or getattr(args, "master", None):
         raise ConfigError("--plugin: Spark executors do not load plugins; use --engine local")
-    plugin.activate(plugins)
+    models = {p.extension.model for p in plugin.activate(plugins)}
+    if getattr(args, "model", "") is None and not getattr(args, "config_file", None) and len(models) == 1:
+        args.model = models.pop()  # the model the plugin extends, unless told otherwise
 
 
 def run_config(args: argparse.Namespace) -> RunConfig:
@@ -710,6 +712,8 @@ COMMANDS: dict[str, Command] = {
     "gate": Command.from_module("checker.gate", "run a gate file: every row's expected outcome, for CI"),
     "mutate": Command.from_module("checker.mutation.command",
                                   "make small mistakes in a model's code and see which the gate's rows notice"),
+    "new-variant": Command.from_module("checker.scaffold", "write a plugin file to start a variant of your own from"
+                                       " (docs/change.md)"),
 }
 
 

@@ -309,6 +309,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `kcheck replay`."""
     parser.add_argument("trace", metavar="TRACE", help="an ITF trace (JSON), e.g. written by --trace-out")
     add_model_arguments(parser)
+    from checker.cli import add_plugin_argument
+
+    add_plugin_argument(parser)  # a trace of a plugin's variant, or checked with its invariants
     parser.add_argument("--max-candidates", type=positive_int, default=DEFAULT_MAX_CANDIDATES, metavar="N",
                         help="give up (incomplete, exit 3) when more than N model states match a step "
                              f"(default {DEFAULT_MAX_CANDIDATES:,})")
@@ -569,8 +572,10 @@ def _write_html(path: str, trace: str, doc: Mapping[str, Any], rc: RunConfig, mo
 
 def run(args: argparse.Namespace) -> int:
     """`kcheck replay`: 0 valid, 1 invalid, 2 bad input, 3 incomplete."""
+    from checker.cli import activate_plugins
     from checker.heartbeat import Heartbeat
 
+    activate_plugins(args)
     if args.html:
         from checker.outputs import check_file
 

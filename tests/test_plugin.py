@@ -206,3 +206,21 @@ def test_prove_and_spark_refuse_a_plugin(tmp_path, capsys):
     assert "does not change" in capsys.readouterr().err
     assert cli.main(["check", "--plugin", str(path), "--engine", "spark"]) == 2
     assert "Spark executors do not load plugins" in capsys.readouterr().err
+
+
+def test_new_variant_writes_a_plugin_that_checks(tmp_path, capsys, monkeypatch):
+    """The scaffold is a working plugin as written (a variant that changes nothing yet: Kafka 4.1's
+    states), lists the model's decisions, and does not overwrite a file."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["new-variant", "my-change", "--model", "kraft"]) == 0
+    text = (tmp_path / "my_change.py").read_text()
+    assert "#   model.kraft.rules:majority" in text and 'MODEL = "kraft"' in text
+    capsys.readouterr()
+    code, report, _ = _check(capsys, "--plugin", "my_change.py", "--variant", "my-change", "--preset", "smoke")
+    assert code == 0 and report["model"] == "kraft" and report["variant"] == "my-change"
+    _, reference, _ = _check(capsys, "--model", "kraft", "--preset", "smoke")
+    assert report["distinct_states"] == reference["distinct_states"]
+    assert cli.main(["new-variant", "my-change", "--model", "kraft"]) == 2
+    assert "does not overwrite" in capsys.readouterr().err
+    assert cli.main(["new-variant", "kafka-4.1"]) == 2
+    assert "a built-in variant" in capsys.readouterr().err
