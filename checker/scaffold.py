@@ -12,7 +12,7 @@ from pathlib import Path
 
 from checker.config import ConfigError, DEFAULT_MODEL, load_definition
 
-_NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+_NAME = re.compile(r"[a-z][a-z0-9.]*(-[a-z0-9.]+)*")
 
 TEMPLATE = '''"""{name}: TODO one line on the change (the KIP, the JIRA, the Kafka class it touches).
 
@@ -78,7 +78,7 @@ def decisions(model: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     if not _NAME.fullmatch(args.name):
-        raise ConfigError(f"new-variant {args.name!r}: a variant name is lower case letters and digits in words "
+        raise ConfigError(f"new-variant {args.name!r}: a variant name is lower case letters, digits and dots in words "
                           "joined by dashes, e.g. hw-quorum")
     definition = load_definition(args.model)
     if args.name in {v.name for v in definition.variants}:
