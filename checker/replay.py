@@ -296,6 +296,13 @@ def _nearest(model: Any, tried: Sequence[tuple[Any, Any]], values: Mapping[str, 
 # --- the command ----------------------------------------------------------------------------------
 
 
+def plugin_provenance() -> list[dict[str, str]]:
+    """The plugins in force (file, SHA-256): the trace was read against the model they extend."""
+    from checker import plugin
+
+    return plugin.provenance()
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The model a trace is read against: the trace's own, unless these say otherwise."""
     parser.add_argument("--model", help="the model (default: the trace's #meta.model, else replication)")
@@ -447,6 +454,7 @@ def report_json(path: str, rc: RunConfig, o: Outcome, max_candidates: int, gap: 
         "preset": rc.preset,
         "config": dict(rc.config),
         "clamped": rc.clamped,
+        "plugins": plugin_provenance(),
         "result": o.result,
         "steps": o.steps,
         "checked_steps": o.checked,
@@ -486,6 +494,7 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
         f"trace:    {path} ({o.steps} step{'s' if o.steps != 1 else ''})",
         f"model:    {rc.model}",
         f"variant:  {rc.variant}",
+        *[f"plugin:   {p['file']} (sha256 {p['sha256'][:16]})" for p in plugin_provenance()],
         f"preset:   {rc.preset}",
         "config:   " + " ".join(f"{k}={json.dumps(v)}" for k, v in rc.config.items()) + clamp_note(rc.clamped),
     ]

@@ -224,3 +224,19 @@ def test_new_variant_writes_a_plugin_that_checks(tmp_path, capsys, monkeypatch):
     assert "does not overwrite" in capsys.readouterr().err
     assert cli.main(["new-variant", "kafka-4.1"]) == 2
     assert "a built-in variant" in capsys.readouterr().err
+
+
+def test_simulate_and_replay_name_the_plugin(tmp_path, capsys):
+    path = _write(tmp_path, "hw_quorum.py", QUORUM)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    trace = tmp_path / "walk.itf.json"
+    assert cli.main(["simulate", "--plugin", str(path), "--variant", "hw-quorum", "--preset", "smoke", "--walks", "50",
+                     "--seed", "1", "--processes", "2", "--json", "--quiet", "--trace-out", str(trace)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["plugins"] == [{"file": str(path.resolve()), "sha256": digest}]
+    assert report["violations"][0]["invariant"] == "candidate_completeness"
+    assert cli.main(["replay", str(trace), "--plugin", str(path), "--json", "--quiet"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["variant"] == "hw-quorum" and replayed["plugins"][0]["sha256"] == digest
+    # the same walk is no walk of Kafka 4.1: the HW moves where Kafka 4.1's does not
+    assert cli.main(["replay", str(trace), "--plugin", str(path), "--variant", "kafka-4.1", "--quiet"]) == 1
