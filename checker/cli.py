@@ -29,6 +29,7 @@ from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, l
 from checker.outputs import check_file
 from checker.render import render_text, trace_json
 from checker.selection import select_invariants
+from model.extension import PluginFailure
 from model.interface import TEMPORAL
 
 EXIT_OK = 0
@@ -780,6 +781,9 @@ def _main(argv: Sequence[str] | None) -> int:
         if isinstance(e, UsageError):
             message += f" (see kcheck {selected} --help)" if selected in COMMANDS else " (see kcheck --help)"
         print(f"kcheck: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except PluginFailure as e:  # a plugin's own code raised while the model ran it: its author's input
+        print(f"kcheck: error: --plugin {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("kcheck: interrupted", file=sys.stderr)

@@ -118,7 +118,7 @@ def _shape(path: str, module: ModuleType) -> Extension:
         raise _error(path, "properties must be a function properties(model) returning a list of properties")
     if not variants and properties is None:
         raise _error(path, "defines neither VARIANTS nor properties(model): nothing to add")
-    return Extension(str(path), model_name, tuple(variants), properties)
+    return Extension(str(module.__file__), model_name, tuple(variants), properties)
 
 
 def load(path: str) -> Plugin:

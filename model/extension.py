@@ -50,6 +50,20 @@ class ExtensionError(ValueError):
     """An extension that does not fit its model (a name taken, a decision that does not exist)."""
 
 
+class PluginFailure(Exception):
+    """The author's code raised while a model ran it: `str()` is one line naming the variant,
+    the origin, the exception and the author's line."""
+
+
+def _failure(origin: str, what: str, e: Exception) -> PluginFailure:
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == origin]
+    where = f" ({frames[-1].name}, line {frames[-1].lineno})" if frames else ""
+    message = " ".join(str(e).split())
+    return PluginFailure(f"{origin}: {what} raised {type(e).__name__}: {message}{where}")
+
+
 def _split(target: str) -> tuple[str, str]:
     module, sep, name = target.partition(":")
     if not sep or not module or not name or "." in name:
@@ -104,8 +118,9 @@ class ExtendedModel:
     built-in model's (attributes are looked up on it)."""
 
     def __init__(self, base: Model, variant: str, change: Change | None, added: Sequence[Property],
-                 package: str) -> None:
+                 package: str, origin: str = "") -> None:
         self._base = base
+        self._origin = origin
         self._change = change
         self._added = tuple(added)
         self._package = package
@@ -121,7 +136,8 @@ class ExtendedModel:
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._base, name)
         if name == "liveness_model":  # the model the liveness pass explores: changed alike
-            return lambda: ExtendedModel(value(), self.variant, self._change, self._added, self._package)
+            return lambda: ExtendedModel(value(), self.variant, self._change, self._added, self._package,
+                                         self._origin)
         if name == "reduce" and self._swap is not None:
             return self._swapped(value)
         return value
@@ -135,23 +151,37 @@ class ExtendedModel:
 
         return call
 
+    def _fail(self, what: str, e: Exception) -> PluginFailure:
+        return _failure(self._origin, f"variant {self.variant}'s {what}", e)
+
     def init_states(self) -> list[Any]:
         if self._swap is None:
             return self._base.init_states()
-        with self._swap:
-            return self._base.init_states()
+        try:
+            with self._swap:
+                return self._base.init_states()
+        except Exception as e:
+            raise self._fail("initial states", e) from e
 
     def actions(self, s: Any) -> Any:
         if self._swap is None:
             return self._base.actions(s)
-        with self._swap:
-            return list(self._base.actions(s))
+        try:
+            with self._swap:
+                return list(self._base.actions(s))
+        except Exception as e:
+            raise self._fail("actions", e) from e
 
     def next_state(self, s: Any, action: Any) -> Any:
-        if self._swap is None:
+        if self._change is None:
             return self._next(s, action)
-        with self._swap:
-            return self._next(s, action)
+        try:
+            if self._swap is None:
+                return self._next(s, action)
+            with self._swap:
+                return self._next(s, action)
+        except Exception as e:
+            raise self._fail(f"step {action!r}", e) from e
 
 
 def extend(definition: ModelDefinition, package: str, extensions: Sequence[Extension]) -> ModelDefinition:
@@ -161,6 +191,7 @@ def extend(definition: ModelDefinition, package: str, extensions: Sequence[Exten
         return definition
     builtin = {v.name for v in definition.variants}
     changes: dict[str, Change] = {}
+    origins: dict[str, str] = {}
     for ext in extensions:
         for c in ext.changes:
             name = c.variant.name
@@ -175,6 +206,7 @@ def extend(definition: ModelDefinition, package: str, extensions: Sequence[Exten
             for target in c.replace:
                 resolve(package, target)
             changes[name] = c
+            origins[name] = ext.origin
     adders = [(e.origin, e.properties) for e in extensions if e.properties is not None]
 
     def build(config: Mapping[str, Any], variant: str) -> Model:
@@ -183,10 +215,22 @@ def extend(definition: ModelDefinition, package: str, extensions: Sequence[Exten
         added = added_properties(base, adders)
         if change is None and not added:
             return base
-        return ExtendedModel(base, variant, change, added, package)  # type: ignore[return-value]
+        return ExtendedModel(base, variant, change, added, package,  # type: ignore[return-value]
+                             origins.get(variant, ""))
 
     return replace(definition, variants=tuple(definition.variants) + tuple(c.variant for c in changes.values()),
                    build=build)
+
+
+def _guarded(origin: str, name: str, predicate: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """`predicate`, whose exceptions are the author's: a PluginFailure of one line."""
+    def holds(s: Any) -> bool:
+        try:
+            return predicate(s)
+        except Exception as e:
+            raise _failure(origin, f"property {name}", e) from e
+
+    return holds
 
 
 def added_properties(base: Model, adders: Sequence[tuple[str, Callable[[Any], Sequence[Property]]]]
@@ -208,5 +252,6 @@ def added_properties(base: Model, adders: Sequence[tuple[str, Callable[[Any], Se
                 raise ExtensionError(f"{origin}: property {p.name!r} is already a property of model {base.name}; "
                                      "give it its own name")
             taken.add(p.name)
-            added.append(p)
+            added.append(replace(p, predicate=_guarded(origin, p.name, p.predicate),
+                                 target=_guarded(origin, p.name, p.target) if p.target is not None else None))
     return added

@@ -188,6 +188,32 @@ def test_a_bad_plugin_is_one_line_and_exit_2(tmp_path, capsys, case):
     assert expected in err, err
 
 
+RUNTIME = {
+    "signature": (HEAD + "MODEL = 'replication'\ndef leader_hw(hw, leader_leo):\n    return hw\n"
+                  "VARIANTS = [Change(Variant('x', 'y'), replace={'model.replication.partition:leader_hw': leader_hw})]\n",
+                  ["--variant", "x"], "variant x's step Produce(leader=0, value=0) raised TypeError"),
+    "step": (HEAD + "MODEL = 'replication'\ndef step(model, s, a, base):\n    return base(s, a).nope\n"
+             "VARIANTS = [Change(Variant('x', 'y'), next_state=step)]\n",
+             ["--variant", "x"], "raised AttributeError: 'State' object has no attribute 'nope' (step, line 5)"),
+    "property": (HEAD + "MODEL = 'replication'\ndef properties(model):\n"
+                 "    return [always('first_acked', lambda s: s.history.acked[0] >= 0)]\n",
+                 [], "property first_acked raised IndexError: tuple index out of range (<lambda>, line 5)"),
+}
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("case", sorted(RUNTIME))
+def test_a_plugin_that_raises_while_checked_is_one_line(tmp_path, capsys, case, workers):
+    """The author's code raising during the search (in a worker process too): one line naming the
+    file, the variant's step or the property, the exception and the author's line; exit 2."""
+    text, args, expected = RUNTIME[case]
+    path = tmp_path / f"{case}.py"
+    path.write_text(text)
+    assert cli.main(["check", "--plugin", str(path), *args, "--preset", "smoke", "--quiet", "--workers", workers]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"kcheck: error: --plugin {path.resolve()}: ") and expected in err, err
+
+
 @pytest.mark.parametrize("case", ["missing", "directory"])
 def test_a_missing_plugin_file_is_one_line(tmp_path, capsys, case):
     path = tmp_path / "sub" if case == "directory" else tmp_path / "nowhere.py"
