@@ -421,6 +421,9 @@ def _resumed_config(args: argparse.Namespace) -> None:
     if "config" not in ident:
         raise ConfigError(f"--resume {args.resume}: the run there was not started by kcheck check and records no"
                           " configuration; go on with it the way it was started (bench/bench_check.py --resume)")
+    if ident.get("plugins") and not args.plugins:
+        files = " ".join(f"--plugin {p.get('file')}" for p in ident["plugins"] if isinstance(p, dict))
+        raise ConfigError(f"--resume {args.resume}: the run there checked plugin code; go on with it with {files}")
     if not (args.config_file or args.model or args.variant or args.preset or args.overrides):
         args.model, args.variant, args.preset = ident.get("model"), ident.get("variant"), ident.get("preset")
         args.overrides = [f"{k}={json.dumps(v)}" for k, v in ident.get("config", {}).items()]
