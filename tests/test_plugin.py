@@ -266,3 +266,22 @@ def test_simulate_and_replay_name_the_plugin(tmp_path, capsys):
     assert replayed["variant"] == "hw-quorum" and replayed["plugins"][0]["sha256"] == digest
     # the same walk is no walk of Kafka 4.1: the HW moves where Kafka 4.1's does not
     assert cli.main(["replay", str(trace), "--plugin", str(path), "--variant", "kafka-4.1", "--quiet"]) == 1
+
+
+def test_a_gate_row_with_a_bad_plugin_is_one_line(tmp_path, capsys):
+    row = '[[row]]\nname = "r"\nmodel = "replication"\nvariant = "kafka-4.1"\npreset = "smoke"\nexpect = "holds"\n'
+    for plugin_value, expected in (('"nowhere.py"', "nowhere.py: no such file"),
+                                   ("[1]", "'plugin' must be a file name or a list of them")):
+        gate = _write(tmp_path, "gate.toml", row + f"plugin = {plugin_value}\n")
+        assert cli.main(["gate", str(gate), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "row 1 (r)" in err and expected in err, err
+
+
+def test_resume_asks_for_the_plugin_of_the_run(tmp_path, capsys):
+    path = _write(tmp_path, "hw_quorum.py", QUORUM)
+    run = tmp_path / "run"
+    assert cli.main(["check", "--plugin", str(path), "--preset", "smoke", "--run-dir", str(run), "--max-states", "500",
+                     "--quiet", "--workers", "1", "--no-liveness"]) == 3
+    assert cli.main(["check", "--resume", str(run), "--quiet"]) == 2
+    assert f"--plugin {path.resolve()}" in capsys.readouterr().err
