@@ -113,6 +113,10 @@ class _Swap:
             space[key] = old
 
 
+# Optional model methods that take the model's steps (model/interface.py): run with the change too
+_STEPPING = ("reduce", "bound_blocked", "rounds")
+
+
 class ExtendedModel:
     """A built model with an extension's change and properties applied; everything else is the
     built-in model's (attributes are looked up on it)."""
@@ -138,7 +142,7 @@ class ExtendedModel:
         if name == "liveness_model":  # the model the liveness pass explores: changed alike
             return lambda: ExtendedModel(value(), self.variant, self._change, self._added, self._package,
                                          self._origin)
-        if name == "reduce" and self._swap is not None:
+        if name in _STEPPING and self._swap is not None:
             return self._swapped(value)
         return value
 
