@@ -138,6 +138,9 @@ class ExtendedModel:
             self._next = lambda s, a: step(base, s, a, base.next_state)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "rounds" and self._change is not None and self._change.next_state is not None:
+            # the built-in rounds are runs of the built-in step, not of the changed one
+            raise AttributeError(f"variant {self.variant} changes the step, so the model's rounds do not apply")
         value = getattr(self._base, name)
         if name == "liveness_model":  # the model the liveness pass explores: changed alike
             return lambda: ExtendedModel(value(), self.variant, self._change, self._added, self._package,
