@@ -29,6 +29,7 @@ from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, c
 from checker.outputs import check_outputs
 from checker.render import render_text, trace_json
 from checker.selection import select_invariants
+from model.extension import PluginFailure
 from model.interface import TEMPORAL
 
 EXIT_OK = 0
@@ -82,10 +83,35 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preset", help="a named configuration the file and --set build on (default: default)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key; repeatable; wins over the preset and the file")
+    add_plugin_argument(parser)
+
+
+def add_plugin_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="FILE",
+                        help="a Python file of your own variants and properties (docs/change.md); repeatable")
+
+
+def activate_plugins(args: argparse.Namespace) -> None:
+    """Put the `--plugin` files in force (raises ConfigError for a bad plugin)."""
+    from checker import plugin
+
+    plugins = getattr(args, "plugins", None) or []
+    if not plugins:
+        plugin.activate([])  # the built-in models alone (main() may run more than once in a process)
+        return
+    if getattr(args, "command", None) == "prove":
+        raise ConfigError("--plugin: kcheck prove checks the Z3 encoding of the built-in models (checker/symbolic),"
+                          " which a plugin's Python code does not change; check the change with kcheck check")
+    if getattr(args, "engine", "local") == "spark" or getattr(args, "master", None):
+        raise ConfigError("--plugin: Spark executors do not load plugins; use --engine local")
+    models = {p.extension.model for p in plugin.activate(plugins)}
+    if getattr(args, "model", "") is None and not getattr(args, "config_file", None) and len(models) == 1:
+        args.model = models.pop()  # the model the plugin extends, unless told otherwise
 
 
 def run_config(args: argparse.Namespace) -> RunConfig:
     """The validated configuration named by the shared options (raises ConfigError)."""
+    activate_plugins(args)
     return load_config(model=args.model, variant=args.variant, preset=args.preset,
                        path=args.config_file, overrides=args.overrides)
 
@@ -299,6 +325,7 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = 
         "config_file": rc.file,
         "config": dict(rc.config),
         "clamped": rc.clamped,
+        "plugins": _plugins(),
         "result": result,
         "invariants": [p.name for p in model.properties if p.kind == "always"],
         "distinct_states": r.distinct_states,
@@ -342,6 +369,13 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = 
     return out
 
 
+def _plugins() -> list[dict[str, str]]:
+    """The plugins in force (file, SHA-256): what the run checked besides the built-in model."""
+    from checker import plugin
+
+    return plugin.provenance()
+
+
 def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) -> str:
     def names(items: list[str]) -> str:
         return ", ".join(items) if items else "none"
@@ -356,6 +390,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
     lines = [
         f"model:            {report['model']}",
         f"variant:          {report['variant']}",
+    ] + [f"plugin:           {p['file']} (sha256 {p['sha256'][:16]})" for p in report.get("plugins") or []] + [
         f"preset:           {report['preset']}" + (f" + {report['config_file']}" if report["config_file"] else ""),
         f"config:           {_config_text(report['config'], report['model'])}{clamp_note(report['clamped'])}",
         f"result:           {result}",
@@ -411,6 +446,9 @@ def _resumed_config(args: argparse.Namespace) -> None:
     if "config" not in ident:
         raise ConfigError(f"--resume {args.resume}: the run there was not started by kcheck check and records no"
                           " configuration; go on with it the way it was started (bench/bench_check.py --resume)")
+    if ident.get("plugins") and not args.plugins:
+        files = " ".join(f"--plugin {p.get('file')}" for p in ident["plugins"] if isinstance(p, dict))
+        raise ConfigError(f"--resume {args.resume}: the run there checked plugin code; go on with it with {files}")
     if not (args.config_file or args.model or args.variant or args.preset or args.overrides):
         args.model, args.variant, args.preset = ident.get("model"), ident.get("variant"), ident.get("preset")
         args.overrides = [f"{k}={json.dumps(v)}" for k, v in ident.get("config", {}).items()]
@@ -503,6 +541,8 @@ def _run_check(args: argparse.Namespace) -> int:
     run_dir = args.run_dir or args.resume
     identity = {"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config),
                 "selected": sorted(args.invariants)}
+    if args.plugins:  # a resumed run must check the same plugin code
+        identity["plugins"] = _plugins()
     if args.rounds is not None:
         r = _search_by_rounds(args, model)
     elif args.engine == "spark":
@@ -591,6 +631,7 @@ def _write_html(path: str, rc: RunConfig, model: Any, r: Result, live: Any) -> N
 
 def _list_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_plugin_argument(parser)
 
 
 def describe_model(name: str) -> dict[str, Any]:
@@ -670,6 +711,8 @@ def _list_text(m: dict[str, Any]) -> str:
 def _run_list(args: argparse.Namespace) -> int:
     import model as registry
 
+    activate_plugins(args)
+
     models: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     for name in registry.MODELS:
@@ -703,6 +746,8 @@ COMMANDS: dict[str, Command] = {
     "gate": Command.from_module("checker.gate", "run a gate file: every row's expected outcome, for CI"),
     "mutate": Command.from_module("checker.mutation.command",
                                   "make small mistakes in a model's code and see which the gate's rows notice"),
+    "new-variant": Command.from_module("checker.scaffold", "write a plugin file to start a variant of your own from"
+                                       " (docs/change.md)"),
 }
 
 
@@ -769,6 +814,9 @@ def _main(argv: Sequence[str] | None) -> int:
         if isinstance(e, UsageError):
             message += f" (see kcheck {selected} --help)" if selected in COMMANDS else " (see kcheck --help)"
         print(f"kcheck: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except PluginFailure as e:  # a plugin's own code raised while the model ran it: its author's input
+        print(f"kcheck: error: --plugin {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("kcheck: interrupted", file=sys.stderr)

@@ -30,7 +30,7 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3
 HOLDS = "holds"
 REFERENCE_VARIANT = "kafka-4.1"  # every model's first variant: the protocol as released
 ROW_KEYS = ("name", "model", "variant", "preset", "config", "set", "expect", "invariants", "max_states", "workers",
-            "liveness", "may_miss", "schedule", "refused_at", "rounds")
+            "liveness", "may_miss", "schedule", "refused_at", "rounds", "plugin")
 REQUIRED_KEYS = ("name", "model", "variant", "expect")
 
 
@@ -72,12 +72,17 @@ class Row:
     refused_at: int | None = None  # a "holds" schedule row: the step Kafka 4.1 must refuse (from 1)
     # a round row searches by the model's rounds (checker/rounds.py) to this many rounds
     rounds: int | None = None
+    # plugin files (absolute) whose variants and properties the row checks (checker/plugin.py)
+    plugins: tuple[str, ...] = ()
 
     @property
     def is_bug(self) -> bool:
         return self.expect != HOLDS
 
     def run_config(self) -> RunConfig:
+        from checker import plugin
+
+        plugin.activate(self.plugins)  # this row's plugins, and no other row's
         return load_config(model=self.model, variant=self.variant, preset=self.preset,
                            path=self.config_file, overrides=dict(self.overrides))
 
@@ -169,10 +174,14 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
             key = "workers" if "workers" in table else "liveness"
             raise ConfigError(f"{where}: {key!r} does not apply to a round row (one process, invariants only)")
         liveness = False
+    plugins = _plugins(path, table, where)
     refused_at = _positive(table, "refused_at", where)
     if refused_at is not None and (not schedule or expect != HOLDS or refused_at > len(schedule)):
         raise ConfigError(f"{where}: 'refused_at' applies to a \"holds\" schedule row, and must name one of its steps")
     try:
+        from checker import plugin
+
+        plugin.activate(plugins)
         rc = load_config(model=model, variant=variant, preset=preset, path=config_file, overrides=overrides)
         built = rc.build()
         # The same preset/file/overrides under Kafka 4.1, without what a configuration variant forces
@@ -201,7 +210,7 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
               overrides=tuple(overrides.items()), expect=str(expect), max_states=max_states, workers=workers,
               invariants=checked, bug_id=declared.bug_id, variant_description=declared.description,
               config_label=_config_label(preset, config, overrides), liveness=liveness, may_miss=tuple(may_miss),
-              schedule=tuple(schedule), refused_at=refused_at, rounds=rounds)
+              schedule=tuple(schedule), refused_at=refused_at, rounds=rounds, plugins=plugins)
     missable = ({p.name for p in built.properties if p.kind == "sometimes" or p.temporal}
                 | set(built.action_kinds))
     unknown_miss = [n for n in may_miss if n not in missable]
@@ -213,6 +222,15 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
     if not liveness and expect in [p.name for p in built.properties if p.temporal]:
         raise ConfigError(f"{where}: expect {expect!r} is a temporal property, but the row sets liveness = false")
     return row, rc, base
+
+
+def _plugins(path: Path, table: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    """The row's `plugin`: a file, or a list of files, relative to the gate file."""
+    given = table.get("plugin", [])
+    files = [given] if isinstance(given, str) else given
+    if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+        raise ConfigError(f"{where}: 'plugin' must be a file name or a list of them, got {given!r}")
+    return tuple(str((path.parent / f).resolve()) for f in files)
 
 
 def _checked_invariants(table: Mapping[str, Any], declared: Any, known: Sequence[str], expect: str,
@@ -230,9 +248,10 @@ def _checked_invariants(table: Mapping[str, Any], declared: Any, known: Sequence
     return tuple(names)
 
 
-def _identity(rc: RunConfig) -> tuple[str, tuple[tuple[str, Any], ...]]:
-    """What a row checks, however it is spelled: the model and every resolved config value."""
-    return rc.model, tuple(sorted(rc.config.items()))
+def _identity(rc: RunConfig, row: Row) -> tuple[Any, ...]:
+    """What a row checks, however it is spelled: the model, every resolved config value and the
+    plugins (whose properties a bug row's Kafka 4.1 row must hold too)."""
+    return rc.model, tuple(sorted(rc.config.items())), tuple(sorted(row.plugins))
 
 
 def _check_matrix(path: Path, rows: Sequence[Row], configs: Sequence[RunConfig], bases: Sequence[RunConfig]) -> None:
@@ -246,22 +265,23 @@ def _check_matrix(path: Path, rows: Sequence[Row], configs: Sequence[RunConfig],
             raise ConfigError(f"gate file {path}: duplicate row name {row.name!r} (rows {seen_names[row.name] + 1}"
                               f" and {index + 1})")
         seen_names[row.name] = index
-        run = (row.variant, row.invariants, row.schedule, row.rounds) + _identity(rc)
+        run = (row.variant, row.invariants, row.schedule, row.rounds) + _identity(rc, row)
         if run in seen_runs:
             raise ConfigError(f"gate file {path}: rows {seen_runs[run]!r} and {row.name!r} check the same model, "
                               f"variant and configuration; keep one")
         seen_runs[run] = row.name
         if row.variant == REFERENCE_VARIANT and not row.is_bug:
-            holds_configs.add((row.schedule, row.rounds) + _identity(rc))
+            holds_configs.add((row.schedule, row.rounds) + _identity(rc, row))
     for row, base in zip(rows, bases):
-        if row.is_bug and (row.schedule, row.rounds) + _identity(base) not in holds_configs:
+        if row.is_bug and (row.schedule, row.rounds) + _identity(base, row) not in holds_configs:
             raise ConfigError(
                 f"gate file {path}: bug row {row.name!r} has no {REFERENCE_VARIANT} \"holds\" row of model "
                 f"{row.model} on the same configuration ({row.config_label}); add one, e.g. [[row]] "
                 f"name = \"{row.model}-{REFERENCE_VARIANT}-{row.preset}\", model = \"{row.model}\", "
                 f"variant = \"{REFERENCE_VARIANT}\", preset = \"{row.preset}\", expect = \"holds\""
                 + (" and the same schedule" if row.schedule else "")
-                + (f" and rounds = {row.rounds}" if row.rounds else ""))
+                + (f" and rounds = {row.rounds}" if row.rounds else "")
+                + (" and the same plugin" if row.plugins else ""))
 
 
 def _shared_schedule(path: Path, index: int, table: Any, tables: Sequence[Any]) -> Any:
@@ -333,11 +353,17 @@ class Outcome:
     unreached_antecedents: list[str] = field(default_factory=list)  # leads_to whose P never held
     refused_at: int | None = None  # a schedule row: the step its model did not enable (from 1)
     refused: str = ""  # that step's action
+    plugins: list[dict[str, str]] = field(default_factory=list)  # the row's plugin files and their SHA-256
 
 
 def trace_meta(row: Row, rc: RunConfig, invariant: str, description: str) -> dict[str, Any]:
-    return {"model": row.model, "variant": row.variant, "preset": row.preset, "config": dict(rc.config),
+    from checker import plugin
+
+    meta = {"model": row.model, "variant": row.variant, "preset": row.preset, "config": dict(rc.config),
             "invariant": invariant, "description": description, "bug_id": row.bug_id}
+    if row.plugins:  # the trace's variant or invariant comes from these files: `kcheck replay --plugin`
+        meta["plugins"] = [{"file": os.path.basename(p["file"]), "sha256": p["sha256"]} for p in plugin.provenance()]
+    return meta
 
 
 def trace_text(row: Row, rc: RunConfig, model: Any, trace: Sequence[Any], invariant: str, description: str,
@@ -421,6 +447,8 @@ def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
     """Explore one row's model; never raises (an exception becomes outcome "error")."""
     from checker.bfs import explore
 
+    from checker import plugin
+
     start, cpu = time.perf_counter(), time.process_time()
     try:
         from checker.selection import select_invariants
@@ -430,6 +458,7 @@ def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
         if row.schedule:
             out = _run_schedule(row, rc, model, want_traces)
             out.seconds, out.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+            out.plugins = plugin.provenance() if row.plugins else []
             return out
         if row.rounds:  # breadth first over the model's rounds (checker/rounds.py); no liveness pass
             from checker.rounds import round_search
@@ -462,6 +491,7 @@ def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
         out = Outcome(row.name, "error",
                       error=f"{type(e).__name__}: {message} ({os.path.basename(last.filename)}:{last.lineno})")
     out.seconds, out.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    out.plugins = plugin.provenance() if row.plugins else []
     return out
 
 

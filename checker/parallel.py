@@ -157,7 +157,7 @@ def _explore_parallel(model: Model, run: RunDir, workers: int, max_states: int |
                     msg = conns[w].recv()
                     kind = msg[0]
                     if kind == "error":
-                        raise RuntimeError(f"worker {w} failed:\n{msg[1]}")
+                        raise _failure(f"worker {w} failed", msg[1])
                     _, fps_bytes, pfps_bytes, violation, newly, gen, counts, left = msg
                     worker_generated[w], worker_counts[w], remaining[w] = gen, counts, left
                     for name, at in newly:
@@ -242,7 +242,7 @@ def _checkpoint(run: RunDir, conns: list[Connection], level: int, visited: Any, 
     for c in conns:
         reply = c.recv()
         if reply[0] == "error":
-            raise RuntimeError(f"a worker failed:\n{reply[1]}")
+            raise _failure("a worker failed", reply[1])
     run.commit(Checkpoint(identity=run.identity, level=level, distinct=len(visited), generated=generated,
                           depth=depth, seconds=seconds, reached=dict(reached), frontiers=names,
                           worker_generated=list(worker_generated), worker_counts=[dict(c) for c in worker_counts]))
@@ -333,6 +333,18 @@ def _worker(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any]
         pass
     except Exception:  # noqa: BLE001 - a model bug: hand the traceback to the coordinator
         conn.send(("error", traceback.format_exc()))
+
+
+def _failure(what: str, trace: str) -> Exception:
+    """A worker's exception, for the coordinator to raise: a plugin's failure as itself (one line
+    for the user), anything else with the worker's traceback."""
+    from model.extension import PluginFailure
+
+    last = trace.rstrip().rpartition("\n")[2]
+    prefix = f"{PluginFailure.__module__}.{PluginFailure.__name__}: "
+    if last.startswith(prefix):
+        return PluginFailure(last[len(prefix):])
+    return RuntimeError(f"{what}:\n{trace}")
 
 
 def _work(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], int], chunk: int,

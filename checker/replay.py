@@ -297,6 +297,13 @@ def _nearest(model: Any, tried: Sequence[tuple[Any, Any]], values: Mapping[str, 
 # --- the command ----------------------------------------------------------------------------------
 
 
+def plugin_provenance() -> list[dict[str, str]]:
+    """The plugins in force (file, SHA-256): the trace was read against the model they extend."""
+    from checker import plugin
+
+    return plugin.provenance()
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The model a trace is read against: the trace's own, unless these say otherwise."""
     parser.add_argument("--model", help="the model (default: the trace's #meta.model, else replication)")
@@ -310,6 +317,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `kcheck replay`."""
     parser.add_argument("trace", metavar="TRACE", help="an ITF trace (JSON), e.g. written by --trace-out")
     add_model_arguments(parser)
+    from checker.cli import add_plugin_argument
+
+    add_plugin_argument(parser)  # a trace of a plugin's variant, or checked with its invariants
     parser.add_argument("--max-candidates", type=positive_int, default=DEFAULT_MAX_CANDIDATES, metavar="N",
                         help="give up (incomplete, exit 3) when more than N model states match a step "
                              f"(default {DEFAULT_MAX_CANDIDATES:,})")
@@ -445,6 +455,7 @@ def report_json(path: str, rc: RunConfig, o: Outcome, max_candidates: int, gap: 
         "preset": rc.preset,
         "config": dict(rc.config),
         "clamped": rc.clamped,
+        "plugins": plugin_provenance(),
         "result": o.result,
         "steps": o.steps,
         "checked_steps": o.checked,
@@ -484,6 +495,7 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
         f"trace:    {path} ({o.steps} step{'s' if o.steps != 1 else ''})",
         f"model:    {rc.model}",
         f"variant:  {rc.variant}",
+        *[f"plugin:   {p['file']} (sha256 {p['sha256'][:16]})" for p in plugin_provenance()],
         f"preset:   {rc.preset}",
         "config:   " + config_text(rc.definition, rc.config) + clamp_note(rc.clamped),
     ]
@@ -570,10 +582,11 @@ def _write_html(path: str, trace: str, doc: Mapping[str, Any], rc: RunConfig, mo
 
 def run(args: argparse.Namespace) -> int:
     """`kcheck replay`: 0 valid, 1 invalid, 2 bad input, 3 incomplete."""
+    from checker.cli import activate_plugins
     from checker.heartbeat import Heartbeat
-
     from checker.outputs import check_outputs
 
+    activate_plugins(args)
     check_outputs(files=[("--html", args.html)], inputs=[("the trace", args.trace)])
     with Heartbeat(f"replay: reading {args.trace}", None if args.quiet else sys.stderr):  # a large trace
         doc = itf.load(args.trace)

@@ -102,6 +102,13 @@ def _run_chunk(job: tuple) -> Summary:
     return summarize(spec.build(), seed, ids, depth, swarm, distinct, plan=plan)
 
 
+def _plugins() -> list[dict[str, str]]:
+    """The plugins in force (file, SHA-256): what the walks ran besides the built-in model."""
+    from checker import plugin
+
+    return plugin.provenance()
+
+
 def run_local(spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool = False,
               processes: int = 1, distinct: str = "exact", progress: ProgressFn | None = None,
               model: Any = None, plan: RoundPlan | None = None, walker: Walker | None = None,
@@ -311,6 +318,7 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
         "config_file": rc.file,
         "config": dict(rc.config),
         "clamped": rc.clamped,
+        "plugins": _plugins(),
         "invariants": [p.name for p in model.properties if p.kind == "always"],  # the ones checked
         "invariants_selected": bool(args.invariants),
         "engine": engine,
@@ -367,6 +375,7 @@ def _text(report: dict[str, Any], found: list, model: Any) -> str:
     lines = [
         f"model:            {report['model']}",
         f"variant:          {report['variant']}",
+        *[f"plugin:           {p['file']} (sha256 {p['sha256'][:16]})" for p in report["plugins"]],
         f"config:           " + config_text(load_definition(report["model"]), report["config"])
         + clamp_note(report["clamped"]),
         *([f"invariants:       {', '.join(report['invariants'])} (--invariant)"] if report["invariants_selected"] else []),

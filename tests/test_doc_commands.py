@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from checker import plugin
 from checker.cli import build_parser
-from checker.config import load_config
+from checker.config import load_config, load_definition
+from tests.test_change_doc import files as change_doc_files
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -60,9 +62,16 @@ def test_the_pages_show_commands():
 
 
 @pytest.mark.parametrize("page,command", COMMANDS, ids=[f"{p}: {c}" for p, c in COMMANDS])
-def test_command_is_valid(page: str, command: str) -> None:
+def test_command_is_valid(page: str, command: str, tmp_path: Path) -> None:
     argv = shlex.split(command)[1:]
     args = build_parser(argv[0]).parse_args(argv)
+    if args.command == "new-variant":
+        load_definition(args.model)
+        return
+    # a plugin the page shows (docs/change.md's files), in force for this command's names
+    for name, text in change_doc_files().items():
+        (tmp_path / name).write_text(text)
+    plugin.activate([str(tmp_path / f) for f in getattr(args, "plugins", [])])
     if not hasattr(args, "model") or args.command in ("replay", "render"):
         return  # no configuration of its own (replay and render read it from the trace)
     if args.command == "mutate":  # a model and presets (or the gate's rows)
@@ -74,3 +83,4 @@ def test_command_is_valid(page: str, command: str) -> None:
         return  # a file the reader writes (my.toml)
     load_config(model=args.model, variant=args.variant, preset=args.preset,
                 path=str(ROOT / config) if config else None, overrides=args.overrides)
+    plugin.activate([])
