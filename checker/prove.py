@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from checker.config import ConfigError, RunConfig
+from checker.provenance import model_source
 
 EXIT = {"proved": 0, "ok": 0, "cti": 1, "violation": 1, "vacuous": 1, "unknown": 3}
 
@@ -75,6 +76,12 @@ def _encoding(model: str) -> tuple[Any, Any, Any, tuple[str, ...]]:
         from checker.symbolic.replication_next import Ctx  # type: ignore[assignment]
         from model.replication.params import Params  # type: ignore[assignment]
     return Ctx, Params, INVARIANTS, DEFAULT_TARGETS
+
+
+def encoding_context(model: str, config: Any, variant: str) -> Any:
+    """The encoding's Ctx of a model's configuration and variant."""
+    Ctx, Params, _, _ = _encoding(model)
+    return Ctx.of(Params.from_config(dict(config)), variant)
 
 
 def _provable_lemmas(model: str) -> list[str]:
@@ -152,12 +159,14 @@ def run(args: argparse.Namespace) -> int:
         check_file("--trace-out", args.trace_out)
     size_key = _SIZE_KEY[rc.model]
     report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
-                              "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets}
+                              "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets,
+                              "model_source": model_source().as_json()}
     if args.bmc:
         text = _run_bmc(args, rc, ctx, model, targets, report)
     else:
         text = _run_induction(args, ctx, model, targets, report)
     text = text.replace("voters:     ", f"{size_key + ':':<12}", 1)
+    text = text.replace("\n", f"\nmodel source: {model_source().text()}\n", 1)
     if args.json:
         print(json.dumps(report))
     else:
