@@ -44,7 +44,7 @@ class ModelSource:
 
 
 def sources(folder: Path, only: Iterable[str] | None = None) -> list[Path]:
-    """The `.py` files under `folder` (or under its subfolders `only` and directly in it), sorted."""
+    """The `.py` files under `folder` (or directly in it and under its subfolders `only`), sorted."""
     if only is None:
         files = folder.rglob("*.py")
     else:
@@ -52,10 +52,11 @@ def sources(folder: Path, only: Iterable[str] | None = None) -> list[Path]:
     return sorted((p for p in files if "__pycache__" not in p.parts), key=lambda p: p.relative_to(folder).as_posix())
 
 
-def digest(folder: Path, only: Iterable[str] | None = None) -> tuple[str, int]:
-    """(SHA-256, number of files) of `sources(folder, only)`: each relative path, then its bytes."""
+def digest(folder: Path, only: Iterable[str] | None = None, files: Iterable[Path] | None = None) -> tuple[str, int]:
+    """(SHA-256, number of files) of `files` (default `sources(folder, only)`): each path relative to
+    `folder`, then its bytes."""
     h = hashlib.sha256()
-    files = sources(folder, only)
+    files = sources(folder, only) if files is None else sorted(files, key=lambda p: p.relative_to(folder).as_posix())
     for p in files:
         h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest(), len(files)
