@@ -27,6 +27,7 @@ from checker.bfs import Progress, Result, explore
 from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, config_text, load_config,
                             load_definition, parse_decimal)
 from checker.outputs import check_outputs
+from checker.provenance import check_checkout, model_source
 from checker.render import render_text, trace_json
 from checker.selection import select_invariants
 from model.extension import PluginFailure
@@ -342,6 +343,7 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = 
         "max_states": r.max_states,
         "interrupted": r.interrupted,
         "violation": None,
+        "model_source": model_source().as_json(),
     }
     if r.violation is not None:
         out["violation"] = {
@@ -389,6 +391,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
         result += f" ({report['variant_note']})"
     lines = [
         f"model:            {report['model']}",
+        f"model source:     {model_source().text()}",
         f"variant:          {report['variant']}",
     ] + [f"plugin:           {p['file']} (sha256 {p['sha256'][:16]})" for p in report.get("plugins") or []] + [
         f"preset:           {report['preset']}" + (f" + {report['config_file']}" if report["config_file"] else ""),
@@ -806,6 +809,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return e.code if isinstance(e.code, int) else EXIT_OK
         if sys.stdout is None:  # started with stdout closed (`>&-`): the result would be lost
             raise ConfigError("stdout is closed: nowhere to write the result")
+        check_checkout()  # an edited checkout is not what an installed kcheck checks
         code = COMMANDS[args.command].run(args)
         sys.stdout.flush()  # a full disk shows here, not as an error at the interpreter's exit
         return code

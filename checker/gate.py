@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from checker.config import ConfigError, RunConfig, load_config, read_toml
+from checker.provenance import model_source
 from checker.schedule import kind_of
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3
@@ -750,7 +751,8 @@ def text_report(verdicts: Sequence[Verdict], seconds: float) -> str:
              .rstrip() for r in [header] + body]
     details = [f"FAIL {v.row.name}: {v.reason}" for v in verdicts if not v.passed]
     details += [f"note {v.row.name}: {note}" for v in verdicts for note in v.notes]
-    return "\n".join(lines + ([""] + details if details else []) + ["", summary_line(verdicts, seconds)])
+    return "\n".join([f"model source: {model_source().text()}", ""] + lines + ([""] + details if details else [])
+                     + ["", summary_line(verdicts, seconds)])
 
 
 def _md_cell(text: str) -> str:
@@ -766,8 +768,8 @@ def markdown_report(verdicts: Sequence[Verdict]) -> str:
     if notes:
         notes.insert(0, "Gaps of passing \"holds\" rows (a pass may be vacuous there):")
     sections = [section for section in (failures, notes) if section]
-    return "\n".join(lines + [line for section in sections for line in [""] + section]
-                     + ["", summary_line(verdicts)]) + "\n"
+    return "\n".join([f"Model source: `{model_source().path}` (sha256 `{model_source().sha256}`)", ""] + lines
+                     + [line for section in sections for line in [""] + section] + ["", summary_line(verdicts)]) + "\n"
 
 
 def junit_report(verdicts: Sequence[Verdict], gate_file: str) -> bytes:
@@ -776,7 +778,11 @@ def junit_report(verdicts: Sequence[Verdict], gate_file: str) -> bytes:
     total = sum(v.outcome.seconds for v in verdicts)
     suite = ET.Element("testsuite", name="kcheck gate", tests=str(len(verdicts)), failures=str(failures),
                        errors="0", skipped="0", time=f"{total:.3f}")
-    ET.SubElement(ET.SubElement(suite, "properties"), "property", name="gate_file", value=gate_file)
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="gate_file", value=gate_file)
+    source = model_source()
+    ET.SubElement(properties, "property", name="model_source", value=source.path)
+    ET.SubElement(properties, "property", name="model_source_sha256", value=source.sha256)
     for v in verdicts:
         case = ET.SubElement(suite, "testcase", classname=f"kcheck.gate.{v.row.model}", name=v.row.name,
                              time=f"{v.outcome.seconds:.3f}")
@@ -801,7 +807,8 @@ def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float) -> 
                      "invariants": list(v.row.invariants), "rounds": v.row.rounds,
                      "passed": v.passed, "reason": v.reason, "notes": v.notes, **out})
     return {"gate_file": gate_file, "rows": rows, "passed": sum(v.passed for v in verdicts),
-            "failed": sum(not v.passed for v in verdicts), "seconds": round(seconds, 3)}
+            "failed": sum(not v.passed for v in verdicts), "seconds": round(seconds, 3),
+            "model_source": model_source().as_json()}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from checker.config import ConfigError, RunConfig
+from checker.provenance import model_source
 
 EXIT = {"proved": 0, "ok": 0, "cti": 1, "violation": 1, "vacuous": 1, "unknown": 3}
 
@@ -75,6 +76,12 @@ def _encoding(model: str) -> tuple[Any, Any, Any, tuple[str, ...]]:
         from checker.symbolic.replication_next import Ctx  # type: ignore[assignment]
         from model.replication.params import Params  # type: ignore[assignment]
     return Ctx, Params, INVARIANTS, DEFAULT_TARGETS
+
+
+def encoding_context(model: str, config: Any, variant: str) -> Any:
+    """The encoding's Ctx of a model's configuration and variant."""
+    Ctx, Params, _, _ = _encoding(model)
+    return Ctx.of(Params.from_config(dict(config)), variant)
 
 
 def _provable_lemmas(model: str) -> list[str]:
@@ -133,6 +140,46 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
     return rc, ctx, model, targets
 
 
+def _encoding_follows(args: argparse.Namespace, rc: RunConfig) -> dict[str, Any]:
+    """The encoding follows the model's sources, as recorded or by the cross-check run now; a
+    ConfigError (exit 2, nothing proved) where the cross-check finds the two part."""
+    from checker.symbolic.checked_against import follows
+
+    def say(text: str) -> None:
+        if not args.quiet:
+            print(f"kcheck: cross-check: {text}", file=sys.stderr, flush=True)
+
+    if not args.quiet and _stale(rc.model):
+        print(f"kcheck: the {rc.model} model's sources are not those its encoding was last checked against:"
+              " cross-checking the encoding against them first", file=sys.stderr, flush=True)
+    out = follows(rc.model, rc.variant, say)
+    check = out["cross_check"]
+    if not out["passed"]:
+        first = check["first_difference"]
+        raise ConfigError(
+            f"the {rc.model} encoding (checker/symbolic/) does not follow the model at {model_source().path}"
+            f" (sha256 {out['model_sha256'][:12]}): they part at {first['action']}: {first['how']} (cross-check on"
+            f" preset {first['preset']}, {check['states']:,} states and {check['transitions']:,} transitions before"
+            f" it, {check['seconds']:.1f} s); nothing is proved: bring checker/symbolic/{rc.model}_next.py in step"
+            " with the model, then record it with python -m checker.symbolic.checked_against (spec/proofs.md)")
+    return out
+
+
+def _stale(model: str) -> bool:
+    from checker.symbolic.checked_against import current, recorded
+
+    return recorded(model) != current(model)
+
+
+def _encoding_text(encoding: dict[str, Any]) -> str:
+    if encoding["how"] == "recorded":
+        return (f"follows the model (its sources, sha256 {encoding['model_sha256'][:12]}, are those the encoding"
+                " was last cross-checked against)")
+    c = encoding["cross_check"]
+    return (f"cross-checked against the model's edited sources (sha256 {encoding['model_sha256'][:12]}):"
+            f" {c['states']:,} states, {c['transitions']:,} transitions agree ({c['seconds']:.1f} s)")
+
+
 def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = None) -> str:
     from checker.render import render_text
 
@@ -149,14 +196,17 @@ def run(args: argparse.Namespace) -> int:
     from checker.outputs import check_outputs
 
     check_outputs(files=[("--trace-out", args.trace_out)], inputs=[("the config file", args.config_file)])
+    encoding = _encoding_follows(args, rc)
     size_key = _SIZE_KEY[rc.model]
     report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
-                              "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets}
+                              "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets,
+                              "model_source": model_source().as_json(), "encoding_check": encoding}
     if args.bmc:
         text = _run_bmc(args, rc, ctx, model, targets, report)
     else:
         text = _run_induction(args, ctx, model, targets, report)
     text = text.replace("voters:     ", f"{size_key + ':':<12}", 1)
+    text = text.replace("\n", f"\nmodel source: {model_source().text()}\nencoding:   {_encoding_text(encoding)}\n", 1)
     if args.json:
         print(json.dumps(report))
     else:

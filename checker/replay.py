@@ -30,6 +30,7 @@ from checker import itf
 from checker.cli import nonnegative_int, positive_int
 from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, config_text, load_config,
                             load_definition)
+from checker.provenance import model_source
 from checker.render import ABSENT, change_text, diff, witness
 from checker.schedule import kind_of, squeeze
 
@@ -474,6 +475,7 @@ def report_json(path: str, rc: RunConfig, o: Outcome, max_candidates: int, gap: 
         "cycle_closed": o.cycle_closed,
         "unfair": o.unfair,
         "seconds": round(o.seconds, 3),
+        "model_source": model_source().as_json(),
     }
 
 
@@ -494,6 +496,7 @@ def report_text(path: str, rc: RunConfig, o: Outcome, max_candidates: int,
     lines = [
         f"trace:    {path} ({o.steps} step{'s' if o.steps != 1 else ''})",
         f"model:    {rc.model}",
+        f"model source: {model_source().text()}",
         f"variant:  {rc.variant}",
         *[f"plugin:   {p['file']} (sha256 {p['sha256'][:16]})" for p in plugin_provenance()],
         f"preset:   {rc.preset}",

@@ -19,6 +19,7 @@ import time
 from typing import Any, Callable, Iterator
 
 from checker.config import ConfigError, RunConfig, clamp_note, config_text, load_definition
+from checker.provenance import model_source
 from checker.guided import DEFAULT_CORPUS, DEFAULT_ROUNDS, RoundInfo, run_guided
 from checker.render import render_text, trace_json
 from checker.shrink import shrink_walk
@@ -354,6 +355,7 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
         "steps_per_second": round(summary.steps / walk_seconds, 1) if walk_seconds > 0 else 0.0,
         "walk_seconds": round(walk_seconds, 3),  # the walks alone (no Spark start-up, no shrinking)
         "seconds": round(seconds, 3),  # everything: Spark start-up and shrinking included
+        "model_source": model_source().as_json(),
     }
     return report, found, model
 
@@ -374,6 +376,7 @@ def _text(report: dict[str, Any], found: list, model: Any) -> str:
     hist = report["depth_histogram"]
     lines = [
         f"model:            {report['model']}",
+        f"model source:     {model_source().text()}",
         f"variant:          {report['variant']}",
         *[f"plugin:           {p['file']} (sha256 {p['sha256'][:16]})" for p in report["plugins"]],
         f"config:           " + config_text(load_definition(report["model"]), report["config"])

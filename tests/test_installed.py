@@ -97,3 +97,47 @@ def test_the_pages_come_with_the_package(installed: Path, tmp_path: Path) -> Non
             " print(urllib.request.urlopen(url, timeout=30).read().decode()[:300]); s.shutdown()")
     p = subprocess.run([str(installed), "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "kcheck explore: kraft kafka-4.1 (smoke)" in p.stdout, p.stderr
+
+
+def _edited_checkout(tmp_path: Path) -> Path:
+    """A copy of this checkout whose model lets a follower join the ISR one offset early."""
+    copy = tmp_path / "kcheck"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "__pycache__", "*.so", "_compiled_sources.json", "*.egg-info", ".pytest_cache",
+        ".hypothesis", "traces"))
+    rule = copy / "model" / "replication" / "partition.py"
+    text = rule.read_text()
+    assert "    if follower_leo < leader_hw:\n" in text
+    rule.write_text(text.replace("    if follower_leo < leader_hw:\n", "    if follower_leo + 1 < leader_hw:\n"))
+    return copy
+
+
+def test_an_edited_checkout_is_not_checked_as_the_installed_model(installed: Path, tmp_path: Path) -> None:
+    """After `pip install .`, `kcheck` run inside a checkout whose model was edited would check the
+    installed copy: it refuses, in one line, saying how to check the edited one. (`-P`: the
+    console script's sys.path, without the working directory.)"""
+    copy = _edited_checkout(tmp_path)
+    for args in (["check", "--preset", "smoke", "--quiet"], ["gate", "--only", "R12-hw-ignores-min-isr", "--quiet"]):
+        p = subprocess.run([str(installed), "-P", "-m", "checker.cli", *args], cwd=copy / "model", capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 2 and p.stdout == "", (args, p.stdout[-2000:], p.stderr[-2000:])
+        assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith("kcheck: error: ")
+        assert f"pip install -e {copy}" in p.stderr and "python -m checker.cli" in p.stderr
+    # outside any checkout: the installed model, named with its digest
+    p = subprocess.run([str(installed), "-P", "-m", "checker.cli", "check", "--preset", "smoke", "--json", "--quiet",
+                        "--max-states", "50"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 3, p.stderr
+    installed_source = json.loads(p.stdout)["model_source"]
+    assert not Path(installed_source["path"]).is_relative_to(ROOT) and len(installed_source["sha256"]) == 64
+    # `python -m checker.cli` from the checkout checks the edited model, and says so
+    p = subprocess.run([str(installed), "-m", "checker.cli", "check", "--preset", "smoke", "--json", "--quiet",
+                        "--max-states", "50"], cwd=copy, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 3, p.stderr
+    edited = json.loads(p.stdout)["model_source"]
+    assert edited["path"] == str((copy / "model").resolve()) and edited["sha256"] != installed_source["sha256"]
+    # the unedited copy of the same sources is no reason to refuse
+    (copy / "model" / "replication" / "partition.py").write_bytes(
+        (ROOT / "model" / "replication" / "partition.py").read_bytes())
+    p = subprocess.run([str(installed), "-P", "-m", "checker.cli", "check", "--preset", "smoke", "--quiet",
+                        "--max-states", "50"], cwd=copy, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 3 and f"model source:     {installed_source['path']}" in p.stdout, p.stderr

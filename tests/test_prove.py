@@ -599,3 +599,75 @@ def test_the_documented_bmc_of_r12_finds_it_in_3_steps(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["result"] == "violation" and report["depth_checked"] == 3, report["result"]
     assert report["violation"]["invariant"] == "candidate_completeness" and len(report["violation"]["trace"]) == 4
+
+
+# ---------------------------------------------------------------------------------------------
+# An encoding that follows the model (checker/symbolic/checked_against.py)
+
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from checker.symbolic import checked_against  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_record_of_what_each_encoding_was_checked_against_is_current():
+    """checker/symbolic/checked_against.json holds the digests of today's model and encoding
+    sources: after a change, run the cross-check and record it (python -m checker.symbolic.checked_against)."""
+    assert checked_against.stale() == [], (
+        "the model or encoding sources changed since the encoding was last cross-checked against the model:"
+        " run python -m checker.symbolic.checked_against")
+
+
+def test_an_unedited_model_proves_as_recorded(capsys):
+    rc = main(["prove", "--model", "kraft", "--preset", "smoke", "--size", "1", "--bmc", "2", "--json"])
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert rc == 0 and out["encoding_check"]["how"] == "recorded" and out["encoding_check"]["passed"]
+    assert out["encoding_check"]["cross_check"] is None and "cross-check" not in captured.err
+    assert out["model_source"]["sha256"] == out["model_source"]["sha256"].lower() and out["model_source"]["files"] > 10
+    main(["prove", "--model", "kraft", "--preset", "smoke", "--size", "1", "--bmc", "2"])
+    text = capsys.readouterr().out
+    assert "model source: " in text and "encoding:   follows the model" in text
+
+
+def _prove_edited(tmp_path: Path, rule: str, old: str, new: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`kcheck prove` (python -m checker.cli, from the checkout) on a copy of the checkout with one rule edited."""
+    copy = tmp_path / "kcheck"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "__pycache__", "*.so", "_compiled_sources.json", "*.egg-info", ".pytest_cache",
+        ".hypothesis", "traces", "tests", "docs", "bench"))
+    path = copy / rule
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+    return subprocess.run([sys.executable, "-m", "checker.cli", "prove", *args], cwd=copy, capture_output=True,
+                          text=True, timeout=1200)
+
+
+def test_prove_refuses_when_the_kraft_vote_compares_the_last_epoch_only(tmp_path):
+    """The vote's log check edited to compare the last epochs only (it breaks leader completeness):
+    the hand-written encoding keeps the old check, so the cross-check finds the two part at a vote
+    and prove refuses, exit 2, one line; nothing is proved."""
+    p = _prove_edited(tmp_path, "model/kraft/rules.py",
+                      "    return (candidate_last_epoch, candidate_end_offset) >= (local.epoch, local.offset)",
+                      "    return candidate_last_epoch >= local.epoch", "--model", "kraft", "--size", "3", "--quiet")
+    assert p.returncode == 2 and p.stdout == "", p.stderr[-3000:]
+    assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith("kcheck: error: the kraft encoding")
+    assert "they part at HandleVoteRequest(" in p.stderr and "nothing is proved" in p.stderr
+    assert "proved" not in p.stderr.replace("nothing is proved", "")
+
+
+def test_prove_refuses_when_a_replication_rule_is_edited(tmp_path):
+    """The leader's HW rule edited (the HW holds while the ISR is at the min ISR, not only below it):
+    prove refuses at the first Produce whose HW the two disagree on."""
+    p = _prove_edited(tmp_path, "model/replication/partition.py",
+                      "    if strict_min_isr and len(isr) < effective_min_isr:",
+                      "    if strict_min_isr and len(isr) <= effective_min_isr:", "--model", "replication", "--json")
+    assert p.returncode == 2 and p.stdout == "", p.stderr[-3000:]
+    lines = p.stderr.splitlines()
+    assert lines[-1].startswith("kcheck: error: the replication encoding") and "they part at Produce(" in lines[-1]
+    assert all(line.startswith("kcheck: ") for line in lines)
+    assert "cross-checking the encoding against them first" in p.stderr

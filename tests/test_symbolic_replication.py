@@ -153,3 +153,14 @@ def test_the_joint_fault_budget_conforms():
     assert r.failures == [] and r.transitions > 100
     r = C.check_successors(model, ctx, states[::6], rel)
     assert r.failures == [] and r.states >= 5
+
+
+@pytest.mark.slow  # about 2.5 CPU minutes; `python -m checker.symbolic.checked_against` runs it on every change
+def test_the_cross_check_prove_runs_on_an_edited_model_passes_on_this_one():
+    """checker.symbolic.conformance.cross_check, which `kcheck prove` runs when the model's sources
+    are not those the encoding was last checked against, agrees on the unedited model."""
+    r = C.cross_check("replication")
+    assert r.passed, r.first
+    assert r.states > 150 and r.transitions > 1_000
+    assert {"Produce", "SendFetch", "HandleFetch", "HandleFetchResponse", "ShrinkIsr", "HandleAlterPartition",
+            "HandleAlterPartitionResponse", "FenceBroker", "UnfenceBroker", "Crash", "Restart"} <= r.kinds

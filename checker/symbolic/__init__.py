@@ -12,6 +12,9 @@ Modules:
   induction   Init => Inv and Inv & Next => Inv', per action, with counterexamples to induction
   bmc         bounded model checking: K unrolled steps, a counterexample as a concrete trace
   conformance the encoding against the Python model on sampled reachable states
+  checked_against
+              the model sources each encoding was last cross-checked against; `kcheck prove`
+              cross-checks first when they are not the current ones
 
 Each encoding is cross-checked against its Python model (tests/test_symbolic_conformance.py,
 tests/test_symbolic_replication.py).
