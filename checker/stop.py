@@ -3,10 +3,19 @@
 Python runs a signal handler between two bytecodes of the main thread, and an exception the
 handler raises there is lost ("unraisable", reported and ignored) when those bytecodes belong to a
 garbage-collector callback or a `__del__`. So a handler records the request as well as raising
-it, and the long loops (BFS levels, the liveness graph) call `check()` every thousand states."""
+it, and the long loops (BFS levels, the liveness graph) call `check()` every thousand states.
+Once a stop is requested, whatever error escapes a library the raise went through (ctypes'
+ArgumentError around Z3, Py4J's errors around Spark) is that stop's (`requested()`).
+
+No handler runs while the main thread waits in C code (a Z3 query, for minutes): `cancelling`
+has a helper thread, woken by the signal itself, call the library's own cancel meanwhile."""
 from __future__ import annotations
 
-from typing import NoReturn, Optional
+import os
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Callable, Iterator, NoReturn, Optional
 
 _pending: Optional[type[BaseException]] = None
 
@@ -22,6 +31,51 @@ def check() -> None:
     """Raise the pending request, if any."""
     if _pending is not None:
         raise _pending
+
+
+def requested() -> bool:
+    """Whether a stop was requested (and not cleared)."""
+    return _pending is not None
+
+
+STOPS = frozenset({signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGALRM", signal.SIGTERM)})
+
+
+@contextmanager
+def cancelling(cancel: Callable[[], None]) -> Iterator[None]:
+    """Within: a stop signal (Ctrl-C, SIGTERM, --timeout's alarm) also calls `cancel()` from a
+    helper thread, at once and then every 50 ms until the block ends (a query started just after
+    the signal is cancelled too). Python's signal wake-up file descriptor wakes the helper: it is
+    written by the interpreter's C-level handler, which runs even while the main thread is in C."""
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    try:
+        previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread: no handler here either
+        os.close(read)
+        os.close(write)
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if any(sig in STOPS for sig in os.read(read, 64)):
+                while not done.is_set():
+                    cancel()
+                    done.wait(0.05)
+
+    helper = threading.Thread(target=watch, name="kcheck-cancel", daemon=True)
+    helper.start()
+    try:
+        yield
+    finally:
+        done.set()
+        signal.set_wakeup_fd(previous)
+        os.write(write, b"\0")  # wakes the helper if it still waits
+        helper.join()
+        os.close(read)
+        os.close(write)
 
 
 def clear(exc: Optional[type[BaseException]] = None) -> None:

@@ -87,3 +87,49 @@ def test_sigterm_during_mutate_s_infection_pass_stops_it(tmp_path: Path) -> None
         if _alive(proc.pid):
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def _stopped(argv: list[str], tmp_path: Path, sig: int, ready: str, *, after: float = 0.0,
+             timeout: float = 120) -> tuple[int, str, str, float]:
+    """Run `kcheck argv`, send `sig` to it `after` seconds past the first stderr line holding
+    `ready`; (exit code, stdout, stderr, seconds from the signal to the exit)."""
+    out_path, err_path = tmp_path / "out", tmp_path / "err"
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "checker.cli", *argv], cwd=tmp_path, stdout=out, stderr=err,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert _wait_for(lambda: ready in err_path.read_text() or proc.poll() is not None, timeout), \
+            err_path.read_text()
+        assert proc.poll() is None, f"it ended before the signal: {err_path.read_text()[-2000:]}"
+        time.sleep(after)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        return proc.returncode, out_path.read_text(), err_path.read_text(), time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_during_prove_s_queries_ends_it_as_interrupted(tmp_path: Path, sig: int) -> None:
+    """Not "unknown" (Z3's own Ctrl-C handler cancelled the query), not "proved" minutes later (the
+    request swallowed inside Z3), and no traceback: the queries answered so far, exit 3."""
+    code, out, err, seconds = _stopped(["prove", "--model", "kraft"], tmp_path, sig, "kcheck: Init => ",
+                                       after=1.0)
+    assert code == 3, err[-3000:]
+    assert "result:     interrupted (stopped after " in out, out
+    assert "Traceback" not in err and "Error" not in err, err[-3000:]
+    assert ": unknown (" not in err, err  # no query cancelled into an "unknown"
+    assert seconds < 15
+
+
+def test_sigterm_while_prove_builds_its_encoding_leaves_no_traceback(tmp_path: Path) -> None:
+    """The encoding is built by thousands of Z3 calls: a KeyboardInterrupt raised inside one of
+    them came out as `ctypes.ArgumentError` and exit 1."""
+    code, out, err, _ = _stopped(["prove", "--model", "kraft", "--bmc", "40"], tmp_path, signal.SIGTERM,
+                                 "kcheck: prove --bmc: still running", after=0.5)
+    assert code == 3, err[-3000:]
+    assert "result:     interrupted (stopped: no violation up to the depth checked)" in out, out
+    assert "Traceback" not in err and "ArgumentError" not in err, err[-3000:]
