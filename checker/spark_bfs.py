@@ -32,7 +32,6 @@ from checker import stop
 from checker.bfs import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, initial_states
 from checker.bfs import masked_fingerprint
 from checker.bfs import reduction_text, successor_function
-from checker.visited import FPSet
 from checker.walks import ModelSpec
 
 SHIFT = 16  # bits of an action index in a key: up to 65,536 actions a state
@@ -79,6 +78,10 @@ def _expander(spec: ModelSpec, reduce: bool) -> Callable:
 
 def _deduper(spec: ModelSpec, run_dir: str, level: int) -> Callable:
     def dedupe(part: int, items: Any) -> Any:
+        # Imported where the task runs: the executors' checker package (a zip shipped to a cluster
+        # holds no compiled module) decides between the compiled table and its pure-Python twin.
+        from checker.visited import FPSet
+
         model = _model(spec)
         always = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
         sometimes = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]

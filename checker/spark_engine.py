@@ -63,8 +63,9 @@ def check_java() -> str:
     return java
 
 
-def check_master(master: str, timeout: float = 5.0) -> None:
-    """Fail fast with a clear line when no host of a spark:// master URL accepts a connection."""
+def check_master(master: str, timeout: float = 5.0) -> str:
+    """Fail fast with a clear line when no host of a spark:// master URL accepts a connection;
+    else the local address of that connection: the one the master's executors can reach us at."""
     if not master.startswith("spark://"):
         raise SparkUnavailable(f"unsupported master {master!r}: use local[*], local[N] or spark://host:port")
     errors = []
@@ -77,8 +78,8 @@ def check_master(master: str, timeout: float = 5.0) -> None:
         if not host:
             raise SparkUnavailable(f"bad master URL {master!r}: expected spark://host:port")
         try:
-            with socket.create_connection((host, port), timeout=timeout):
-                return
+            with socket.create_connection((host, port), timeout=timeout) as connection:
+                return connection.getsockname()[0]
         except socket.timeout:
             errors.append(f"{host}:{port} timed out after {timeout:g}s")
         except OSError as e:
@@ -103,8 +104,9 @@ def spark_session(master: str | None = None, app_name: str = "kcheck-simulate", 
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # we run inside spark-submit's driver
     if master is None and not submitted:
         master = "local[*]"
+    driver_host = "127.0.0.1"  # local mode: nothing outside this machine talks to the driver
     if master is not None and not is_local(master):
-        check_master(master, connect_timeout)
+        driver_host = check_master(master, connect_timeout)
     check_java()
     logging.getLogger("py4j").setLevel(logging.ERROR)
     from pyspark import SparkConf, SparkContext
@@ -125,6 +127,12 @@ def spark_session(master: str | None = None, app_name: str = "kcheck-simulate", 
         python = os.environ.get("PYSPARK_PYTHON") or (conf or {}).get("spark.pyspark.python") or sys.executable
         c.set("spark.pyspark.python", python)
         os.environ["PYSPARK_PYTHON"] = python
+    if not submitted and not os.environ.get("SPARK_LOCAL_IP"):
+        # Spark binds the driver to the address its host name resolves to, or else to the first
+        # non-loopback interface, which a cluster on 127.0.0.1 may not reach and which exposes
+        # the driver to the network: bind it where the master was reached (SPARK_LOCAL_IP wins).
+        c.set("spark.driver.host", driver_host)
+        c.set("spark.driver.bindAddress", driver_host)
     for k, v in (conf or {}).items():
         c.set(k, v)
     log_path = Path(log_path or default_log_path())
