@@ -2,6 +2,7 @@
 figures, exit 3, and no worker left behind."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -133,3 +134,50 @@ def test_sigterm_while_prove_builds_its_encoding_leaves_no_traceback(tmp_path: P
     assert code == 3, err[-3000:]
     assert "result:     interrupted (stopped: no violation up to the depth checked)" in out, out
     assert "Traceback" not in err and "ArgumentError" not in err, err[-3000:]
+
+
+GATE_ROWS = ["--only", "replication-kafka-4.1-default", "--only", "kraft-kafka-4.1-default", "--jobs", "2"]
+
+
+def _start_gate(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, list[int], Path, Path]:
+    """`kcheck gate` on two long rows (minutes each), two at a time; returns once both rows run."""
+    out_path, err_path = tmp_path / "out", tmp_path / "err"
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "checker.cli", "gate", *GATE_ROWS, *extra], cwd=ROOT,
+                                stdout=out, stderr=err)
+    assert _wait_for(lambda: err_path.read_text().count(": started") == 2 and len(_children(proc.pid)) == 2, 60), \
+        err_path.read_text()
+    time.sleep(2)  # into their searches
+    return proc, _children(proc.pid), out_path, err_path
+
+
+def test_sigterm_to_gate_with_jobs_stops_its_rows_at_once(tmp_path: Path) -> None:
+    proc, rows, out_path, err_path = _start_gate(tmp_path, "--json")
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)  # the rows ran on for minutes
+        err = err_path.read_text()
+        assert proc.returncode == 3, err
+        assert "Traceback" not in err and "kcheck: gate interrupted: a partial result, 0 of 2 row(s) finished" in err
+        report = json.loads(out_path.read_text())
+        assert report["interrupted"] and report["rows"] == [] and report["passed"] == report["failed"] == 0
+        assert report["unfinished"] == ["replication-kafka-4.1-default", "kraft-kafka-4.1-default"]
+        assert _wait_for(lambda: not any(_alive(r) for r in rows), 10), [r for r in rows if _alive(r)]
+    finally:
+        for pid in [proc.pid, *rows]:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_the_rows_of_a_killed_gate_end_with_it(tmp_path: Path) -> None:
+    """SIGKILL leaves the gate no time to stop its rows: the kernel does (they ignored SIGTERM)."""
+    proc, rows, _, _ = _start_gate(tmp_path)
+    try:
+        proc.kill()
+        proc.wait()
+        assert _wait_for(lambda: not any(_alive(r) for r in rows), 10), [r for r in rows if _alive(r)]
+    finally:
+        for pid in rows:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
