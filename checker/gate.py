@@ -900,14 +900,17 @@ def write_page_of(v: Verdict, root: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from checker.checkpoint import scratch
+
     path = _gate_path(args)
     rows = select(load_gate(path), args.only)
     _check_outputs(args, rows)
     reporter = _Reporter(args, len(rows))
     start = time.perf_counter()
     try:
-        run_rows(rows, args.jobs, bool(args.traces or args.write_traces or args.html_dir), reporter.started,
-                 reporter.finished)
+        with scratch("kcheck-gate-"):
+            run_rows(rows, args.jobs, bool(args.traces or args.write_traces or args.html_dir), reporter.started,
+                     reporter.finished)
     except KeyboardInterrupt:
         # The rows that finished, labelled partial; the others are named, never counted.
         seconds = time.perf_counter() - start

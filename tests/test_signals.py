@@ -142,9 +142,10 @@ GATE_ROWS = ["--only", "replication-kafka-4.1-default", "--only", "kraft-kafka-4
 def _start_gate(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, list[int], Path, Path]:
     """`kcheck gate` on two long rows (minutes each), two at a time; returns once both rows run."""
     out_path, err_path = tmp_path / "out", tmp_path / "err"
+    (tmp_path / "tmp").mkdir()
     with open(out_path, "w") as out, open(err_path, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "checker.cli", "gate", *GATE_ROWS, *extra], cwd=ROOT,
-                                stdout=out, stderr=err)
+                                stdout=out, stderr=err, env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
     assert _wait_for(lambda: err_path.read_text().count(": started") == 2 and len(_children(proc.pid)) == 2, 60), \
         err_path.read_text()
     time.sleep(2)  # into their searches
@@ -152,6 +153,7 @@ def _start_gate(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, list[int
 
 
 def test_sigterm_to_gate_with_jobs_stops_its_rows_at_once(tmp_path: Path) -> None:
+    """At once, with the finished rows (none here) as a partial result, and no folder left."""
     proc, rows, out_path, err_path = _start_gate(tmp_path, "--json")
     try:
         proc.send_signal(signal.SIGTERM)
@@ -163,6 +165,7 @@ def test_sigterm_to_gate_with_jobs_stops_its_rows_at_once(tmp_path: Path) -> Non
         assert report["interrupted"] and report["rows"] == [] and report["passed"] == report["failed"] == 0
         assert report["unfinished"] == ["replication-kafka-4.1-default", "kraft-kafka-4.1-default"]
         assert _wait_for(lambda: not any(_alive(r) for r in rows), 10), [r for r in rows if _alive(r)]
+        assert list((tmp_path / "tmp").iterdir()) == []  # the rows' temporary run folders too
     finally:
         for pid in [proc.pid, *rows]:
             if _alive(pid):
@@ -181,3 +184,37 @@ def test_the_rows_of_a_killed_gate_end_with_it(tmp_path: Path) -> None:
         for pid in rows:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_an_interrupted_mutate_counts_no_unrun_mutant_and_leaves_no_folder(tmp_path: Path) -> None:
+    """SIGTERM during the kill wave (two task processes, each with a search's temporary folder):
+    the mutants not judged are "interrupted", not "survived" or "unchanged"; no kill rate; $TMPDIR
+    as it was."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    argv = [sys.executable, "-m", "checker.cli", "mutate", "--model", "kraft", "--presets", "default",
+            "--only", "model.kraft.rules:majority:*", "--jobs", "2", "--no-liveness", "--json"]
+    out_path, err_path = tmp_path / "out", tmp_path / "err"
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=err, env={**os.environ, "TMPDIR": str(scratch)})
+    try:
+        assert _wait_for(lambda: "change something" in err_path.read_text() or proc.poll() is not None, 300), \
+            err_path.read_text()
+        assert _wait_for(lambda: len(_children(proc.pid)) == 2, 30), "the kill wave never started"
+        time.sleep(3)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        err = err_path.read_text()
+        assert proc.returncode == 3, err[-3000:]
+        assert "Traceback" not in err
+        report = json.loads(out_path.read_text())
+        assert report["interrupted"] and report["summary"]["safety_kill_rate"] is None
+        statuses = [m["status"] for m in report["mutants"]]
+        assert set(statuses) <= {"killed", "availability", "interrupted"} and "interrupted" in statuses, statuses
+        assert report["summary"]["survived"] == report["summary"]["unchanged"] == 0
+        assert list(scratch.iterdir()) == []
+    finally:
+        if _alive(proc.pid):
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
