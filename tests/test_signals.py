@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from checker.parallel import available
+from tests.conftest import java_available
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not available() or not Path("/proc").is_dir(),
@@ -218,3 +219,66 @@ def test_an_interrupted_mutate_counts_no_unrun_mutant_and_leaves_no_folder(tmp_p
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
 
+
+def _in_session(sid: int) -> list[int]:
+    """Live processes of session `sid` (a kcheck started with start_new_session, and its JVM and
+    Python workers)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and int((proc / "stat").read_text().rsplit(")", 1)[1].split()[3]) == sid:
+                found.append(int(proc.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return [p for p in found if _alive(p)]
+
+
+def _spark_stop(tmp_path: Path, argv: list[str], ready: str, ctrl_c: bool) -> tuple[int, str, str]:
+    """Run `kcheck argv` on Spark in a session of its own, stop it once `ready` is on stderr:
+    Ctrl-C as a terminal sends it (SIGINT to the whole process group) or SIGTERM to kcheck alone.
+    Returns (exit code, stdout, stderr) once no process of the session is left."""
+    out_path, err_path = tmp_path / "out", tmp_path / "err"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KCHECK_SPARK_LOG": str(tmp_path / "jvm.log")}
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "checker.cli", *argv], cwd=tmp_path, stdout=out, stderr=err,
+                                env=env, start_new_session=True)
+    try:
+        assert _wait_for(lambda: ready in err_path.read_text() or proc.poll() is not None, 300), err_path.read_text()
+        assert proc.poll() is None, err_path.read_text()[-3000:]
+        time.sleep(1)
+        if ctrl_c:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        assert _wait_for(lambda: not _in_session(proc.pid), 30), f"left running: {_in_session(proc.pid)}"
+        return proc.returncode, out_path.read_text(), err_path.read_text()
+    finally:
+        for pid in _in_session(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        proc.wait()
+
+
+SPARK_CHECK = ["check", "--engine", "spark", "--master", "local[1]", "--model", "kraft", "--preset", "smoke",
+               "--partitions", "2"]
+
+
+@pytest.mark.slow  # a JVM each: about a minute on 2 shared cores
+@pytest.mark.skipif(not java_available(), reason="Spark needs Java")
+@pytest.mark.parametrize("ctrl_c", [False, True], ids=["sigterm", "ctrl-c"])
+def test_a_stop_during_check_on_spark_is_a_partial_result(tmp_path: Path, ctrl_c: bool) -> None:
+    """Was exit 1 and a Py4J traceback (SIGTERM), or PySpark's KeyboardInterrupt traceback (Ctrl-C)."""
+    code, out, err = _spark_stop(tmp_path, SPARK_CHECK, "depth 2,", ctrl_c)
+    assert code == 3, err[-3000:]
+    assert "result:           incomplete (interrupted)" in out
+    assert all(line.startswith("kcheck: ") for line in err.splitlines()), err[-3000:]  # no traceback, no log line
+
+
+@pytest.mark.slow  # a JVM each: about a minute on 2 shared cores
+@pytest.mark.skipif(not java_available(), reason="Spark needs Java")
+def test_ctrl_c_during_simulate_on_spark_is_one_line(tmp_path: Path) -> None:
+    code, out, err = _spark_stop(tmp_path, ["simulate", "--engine", "spark", "--master", "local[1]", "--walks",
+                                            "100000000", "--depth", "60"], "JVM log in", True)
+    assert code == 3, err[-3000:]
+    assert all(line.startswith("kcheck: ") for line in err.splitlines()), err[-3000:]
+    assert err.splitlines()[-1] == "kcheck: interrupted"
