@@ -24,9 +24,10 @@ import pickle
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from checker.config import ConfigError
 from checker.frontier import blocks as frontier_blocks
@@ -244,6 +245,21 @@ def run_identity(model: Any, reduce: bool, extra: Optional[dict[str, Any]] = Non
     return {**own, **(extra or {}), "reduce": bool(reduce),
             "invariants": sorted(p.name for p in model.properties),
             "code": code_digest(package)}
+
+
+@contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """Within: the temporary run directories of this process and of the processes it forks (a
+    gate's rows, mutate's tasks) are made in one new folder, deleted at the end, also when a
+    stop ended those processes before they could delete their own."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    previous = tempfile.tempdir
+    tempfile.tempdir = str(folder)
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = previous
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class RunDir:

@@ -478,23 +478,27 @@ def _check_engine_options(args: argparse.Namespace) -> None:
 def _explore_on_spark(args: argparse.Namespace, rc: RunConfig, progress: Callable[[Progress], None] | None) -> Result:
     """The search on Spark (checker/spark_bfs.py), in a session started for it or the active one."""
     from checker.spark_bfs import explore_spark
-    from checker.spark_engine import SparkUnavailable, _active_context, default_log_path, spark_session
+    from checker.spark_engine import SparkUnavailable, _active_context, default_log_path, guarded, spark_session
     from checker.walks import ModelSpec
 
     spec = ModelSpec.of(rc.model, rc.config, rc.variant, args.invariants)
     try:
-        owned = _active_context() is None
-        session = spark_session(args.master, app_name="kcheck-check")
-        if not args.quiet and owned:
-            print(f"kcheck: check: Spark {session.version} on {session.sparkContext.master}; JVM log in"
-                  f" {default_log_path()}", file=sys.stderr, flush=True)
-        try:
-            return explore_spark(session.sparkContext, spec, max_states=args.max_states, partitions=args.partitions,
-                                 run_dir=args.run_dir, reduce=args.reduce, progress=progress)
-        finally:
-            if owned:
-                session.stop()
+        with guarded():  # a stop: the search's partial result (checker/spark_bfs.py), no Py4J traceback
+            owned = _active_context() is None
+            session = spark_session(args.master, app_name="kcheck-check")
+            try:
+                stop.check()  # a stop while the session started
+                if not args.quiet and owned:
+                    print(f"kcheck: check: Spark {session.version} on {session.sparkContext.master}; JVM log in"
+                          f" {default_log_path()}", file=sys.stderr, flush=True)
+                return explore_spark(session.sparkContext, spec, max_states=args.max_states,
+                                     partitions=args.partitions, run_dir=args.run_dir, reduce=args.reduce,
+                                     progress=progress)
+            finally:
+                if owned:
+                    session.stop()
     except SparkUnavailable as e:
+        stop.check()  # or a stop failed the job
         raise ConfigError(str(e)) from None
 
 

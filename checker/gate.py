@@ -676,7 +676,8 @@ def run_rows(rows: Sequence[Row], jobs: int, want_traces: bool,
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     results: dict[int, Outcome] = {}
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(rows)), mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(rows)), mp_context=context, initializer=_row_process,
+                               initargs=(os.getpid(),))
     try:
         queue = list(enumerate(rows))
         running: dict[Future[Outcome], int] = {}
@@ -701,10 +702,28 @@ def run_rows(rows: Sequence[Row], jobs: int, want_traces: bool,
                 if out.interrupted:
                     raise KeyboardInterrupt
     except KeyboardInterrupt:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # The rows still running are cut short, not waited for: their outcomes would not be reported.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        for proc in processes:
+            proc.terminate()
+        for proc in processes:
+            proc.join()
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
     return [results[i] for i in range(len(rows))]
+
+
+def _row_process(parent: int) -> None:
+    """A row process: Ctrl-C and SIGTERM are the gate's to handle (it ends the rows); the kernel
+    ends it when the gate dies, even by SIGKILL (checker.parallel)."""
+    import signal
+
+    from checker.parallel import die_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent(parent)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -796,7 +815,10 @@ def junit_report(verdicts: Sequence[Verdict], gate_file: str) -> bytes:
     return ET.tostring(suite, encoding="utf-8", xml_declaration=True) + b"\n"
 
 
-def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float) -> dict[str, Any]:
+def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float,
+                unfinished: Sequence[str] | None = None) -> dict[str, Any]:
+    """The --json object; `unfinished`: the rows an interruption cut short or never started
+    (then `interrupted` is true and `rows` holds only those that finished)."""
     rows = []
     for v in verdicts:
         out = asdict(v.outcome)
@@ -808,7 +830,8 @@ def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float) -> 
                      "passed": v.passed, "reason": v.reason, "notes": v.notes, **out})
     return {"gate_file": gate_file, "rows": rows, "passed": sum(v.passed for v in verdicts),
             "failed": sum(not v.passed for v in verdicts), "seconds": round(seconds, 3),
-            "model_source": model_source().as_json()}
+            "model_source": model_source().as_json(),
+            "interrupted": unfinished is not None, "unfinished": list(unfinished or [])}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -927,16 +950,29 @@ def write_page_of(v: Verdict, root: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from checker.checkpoint import scratch
+
     path = _gate_path(args)
     rows = select(load_gate(path), args.only)
     _check_outputs(args, rows, path)
     reporter = _Reporter(args, len(rows))
     start = time.perf_counter()
     try:
-        run_rows(rows, args.jobs, bool(args.traces or args.write_traces or args.html_dir), reporter.started,
-                 reporter.finished)
+        with scratch("kcheck-gate-"):
+            run_rows(rows, args.jobs, bool(args.traces or args.write_traces or args.html_dir), reporter.started,
+                     reporter.finished)
     except KeyboardInterrupt:
-        print("kcheck: gate interrupted: no report written", file=sys.stderr)
+        # The rows that finished, labelled partial; the others are named, never counted.
+        seconds = time.perf_counter() - start
+        ran = [v for row in rows if (v := reporter.verdicts.get(row.name)) and not v.outcome.interrupted]
+        unfinished = [row.name for row in rows if row.name not in {v.row.name for v in ran}]
+        if args.json:
+            print(json.dumps(json_report(ran, str(path), seconds, unfinished)))
+        elif ran:
+            print(text_report(ran, seconds))
+        print(f"kcheck: gate interrupted: a partial result, {len(ran)} of {len(rows)} row(s) finished"
+              + (f" (not finished: {', '.join(unfinished)})" if unfinished else "")
+              + "; no --junit or --markdown report written", file=sys.stderr)
         return EXIT_INTERRUPTED
     seconds = time.perf_counter() - start
 

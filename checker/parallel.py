@@ -293,7 +293,7 @@ def _stop(conns: list[Connection], procs: list[Any], graceful: bool) -> None:
         c.close()
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """On Linux, have the kernel send SIGTERM when the coordinator dies (even by SIGKILL), so a
     worker busy expanding a chunk does not run on; elsewhere end of file on the pipe ends it."""
     try:
@@ -326,7 +326,7 @@ def _worker(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any]
     for c in foreign:
         c.close()
     if parent is not None:
-        _die_with_parent(parent)
+        die_with_parent(parent)
     try:
         _work(model, conn, start, fp_of, chunk, reduce, index)
     except (EOFError, BrokenPipeError, KeyboardInterrupt):

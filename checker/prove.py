@@ -12,7 +12,7 @@ printed as a trace and written to --trace-out as ITF.
 
 Exit codes as `kcheck check`: 0 proved (or, with --bmc, no violation within K steps); 1 a CTI,
 a BMC violation, or a vacuous proof; 2 bad input; 3 unknown (a Z3 timeout or incompleteness,
-never reported as proved).
+never reported as proved) or interrupted (Ctrl-C, SIGTERM: the queries answered until then).
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from typing import Any
 from checker.config import ConfigError, RunConfig
 from checker.provenance import model_source
 
-EXIT = {"proved": 0, "ok": 0, "cti": 1, "violation": 1, "vacuous": 1, "unknown": 3}
+EXIT = {"proved": 0, "ok": 0, "cti": 1, "violation": 1, "vacuous": 1, "unknown": 3, "interrupted": 3}
 
 
 class _Label:
@@ -287,7 +287,8 @@ def _run_bmc(args: argparse.Namespace, rc: RunConfig, ctx: Any, model: Any, targ
                    "seconds": round(o.seconds, 3), "violation": None})
     lines = [f"model:      {report['model']}", f"variant:    {report['variant']}", f"voters:     {ctx.n}",
              f"invariants: {', '.join(targets)}", f"bmc bound:  {args.bmc}",
-             f"result:     {o.result}" + (" (no violation within the bound)" if o.result == "ok" else ""),
+             f"result:     {o.result}" + {"ok": " (no violation within the bound)",
+                                              "interrupted": " (stopped: no violation up to the depth checked)"}.get(o.result, ""),
              f"depth checked: {o.depth}", f"seconds:    {o.seconds:.2f}"]
     if o.trace:
         report["violation"] = {"invariant": o.invariant, "trace": trace_json(model, o.trace)}

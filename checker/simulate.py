@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Any, Callable, Iterator
 
+from checker import stop
 from checker.config import ConfigError, RunConfig, clamp_note, config_text, load_definition
 from checker.provenance import model_source
 from checker.guided import DEFAULT_CORPUS, DEFAULT_ROUNDS, RoundInfo, run_guided
@@ -219,41 +220,53 @@ def _guided_local(args: argparse.Namespace, spec: ModelSpec, model: Any, process
 
 def _run_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn | None,
                on_round: Callable[[RoundInfo], None] | None = None) -> tuple[Summary, int, str, float, dict | None]:
-    """Walks (or guided rounds) on Spark; the seconds returned exclude starting and stopping the session."""
-    from checker.spark_engine import (SparkUnavailable, _active_context, count_distinct, default_log_path, run_spark,
-                                      spark_session)
+    """Walks (or guided rounds) on Spark; the seconds returned exclude starting and stopping the session.
+    A stop (Ctrl-C, SIGTERM) cancels the jobs and ends it with KeyboardInterrupt (checker/stop.py)."""
+    from checker.spark_engine import SparkUnavailable, guarded
+
+    try:
+        with guarded():
+            out = _on_spark(args, spec, progress, on_round)
+    except SparkUnavailable as e:
+        stop.check()  # or a stop failed the job
+        raise ConfigError(str(e)) from None
+    stop.check()
+    return out
+
+
+def _on_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn | None,
+              on_round: Callable[[RoundInfo], None] | None) -> tuple[Summary, int, str, float, dict | None]:
+    from checker.spark_engine import _active_context, count_distinct, default_log_path, run_spark, spark_session
 
     info = None
+    owned = _active_context() is None
+    session = spark_session(args.master)  # None: local[*], or spark-submit's --master
+    master = session.sparkContext.master  # an active context (e.g. a test's) is reused as is
     try:
-        owned = _active_context() is None
-        session = spark_session(args.master)  # None: local[*], or spark-submit's --master
-        master = session.sparkContext.master  # an active context (e.g. a test's) is reused as is
+        stop.check()  # a stop while the session started
         if not args.quiet and owned:
             print(f"kcheck: simulate: Spark {session.version} on {master}; JVM log in {default_log_path()}",
                   file=sys.stderr, flush=True)
-        try:
-            start = time.monotonic()
-            sc = session.sparkContext
-            if args.guided:
-                kept: list = []
-                exact = args.distinct == "exact"
-                summary, info = run_guided(
-                    lambda plan, n: run_spark(sc, spec, args.seed, n, args.depth, swarm=args.swarm,
-                                              partitions=args.partitions, distinct=args.distinct, plan=plan,
-                                              fingerprints=kept if exact else None)[0],
-                    args.seed, args.rounds or DEFAULT_ROUNDS, args.walks, corpus=args.corpus or DEFAULT_CORPUS,
-                    progress=on_round, state_cells=args.cells == "state", novelty=args.novelty)
-                distinct = count_distinct(sc, kept, args.partitions) if exact else summary.distinct_states()[0]
-            else:
-                summary, distinct = run_spark(sc, spec, args.seed, args.walks, args.depth,
-                                              swarm=args.swarm, partitions=args.partitions,
-                                              distinct=args.distinct, progress=progress)
-            seconds = time.monotonic() - start
-        finally:
-            if owned:
-                session.stop()
-    except SparkUnavailable as e:
-        raise ConfigError(str(e)) from None
+        start = time.monotonic()
+        sc = session.sparkContext
+        if args.guided:
+            kept: list = []
+            exact = args.distinct == "exact"
+            summary, info = run_guided(
+                lambda plan, n: run_spark(sc, spec, args.seed, n, args.depth, swarm=args.swarm,
+                                          partitions=args.partitions, distinct=args.distinct, plan=plan,
+                                          fingerprints=kept if exact else None)[0],
+                args.seed, args.rounds or DEFAULT_ROUNDS, args.walks, corpus=args.corpus or DEFAULT_CORPUS,
+                progress=on_round, state_cells=args.cells == "state", novelty=args.novelty)
+            distinct = count_distinct(sc, kept, args.partitions) if exact else summary.distinct_states()[0]
+        else:
+            summary, distinct = run_spark(sc, spec, args.seed, args.walks, args.depth,
+                                          swarm=args.swarm, partitions=args.partitions,
+                                          distinct=args.distinct, progress=progress)
+        seconds = time.monotonic() - start
+    finally:
+        if owned:
+            session.stop()
     return summary, distinct, master, seconds, info
 
 

@@ -32,7 +32,6 @@ from checker import stop
 from checker.bfs import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, initial_states
 from checker.bfs import masked_fingerprint
 from checker.bfs import reduction_text, successor_function
-from checker.visited import FPSet
 from checker.walks import ModelSpec
 
 SHIFT = 16  # bits of an action index in a key: up to 65,536 actions a state
@@ -79,6 +78,10 @@ def _expander(spec: ModelSpec, reduce: bool) -> Callable:
 
 def _deduper(spec: ModelSpec, run_dir: str, level: int) -> Callable:
     def dedupe(part: int, items: Any) -> Any:
+        # Imported where the task runs: the executors' checker package (a zip shipped to a cluster
+        # holds no compiled module) decides between the compiled table and its pure-Python twin.
+        from checker.visited import FPSet
+
         model = _model(spec)
         always = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
         sometimes = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
@@ -164,69 +167,75 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
     frontier = None
     executors: set[str] = set()
     try:
-        # Level 0 on the driver.
-        first = initial_level(model, reduce, fp_of, limit)
-        generated, outcome = first.generated, first.outcome
-        fps = [fp for _, _, fp in first.states]
-        firsts = [(index, s) for index, s, _ in first.states]
-        if first.bad is not None:
-            index, fp, name = first.bad
-            bad = (index, name, 0)
-            fps.append(fp)
-        reached.update({name: 0 for name in first.reached})
-        distinct, digest = len(fps), sum(fps) % (1 << 64)
-        for part in range(parts):
-            _write_atomic(_visited_path(str(where), part, 0),
-                          array("Q", sorted(fp for fp in fps if fp % parts == part)).tobytes())
-        frontier = sc.parallelize(firsts, max(1, min(parts, len(firsts))))
-        size = len(firsts)
-        while outcome == OK and size:
+        # A stop cancels the running job from a helper thread (its action then fails) and is
+        # raised at the next check, never in the middle of a Py4J call.
+        with stop.cancelling(sc.cancelAllJobs, defer=True):
+            # Level 0 on the driver.
+            first = initial_level(model, reduce, fp_of, limit)
+            generated, outcome = first.generated, first.outcome
+            fps = [fp for _, _, fp in first.states]
+            firsts = [(index, s) for index, s, _ in first.states]
+            if first.bad is not None:
+                index, fp, name = first.bad
+                bad = (index, name, 0)
+                fps.append(fp)
+            reached.update({name: 0 for name in first.reached})
+            distinct, digest = len(fps), sum(fps) % (1 << 64)
+            for part in range(parts):
+                _write_atomic(_visited_path(str(where), part, 0),
+                              array("Q", sorted(fp for fp in fps if fp % parts == part)).tobytes())
+            frontier = sc.parallelize(firsts, max(1, min(parts, len(firsts))))
+            size = len(firsts)
+            while outcome == OK and size:
+                stop.check()
+                level += 1
+                candidates = frontier.mapPartitions(_expander(spec, reduce)).partitionBy(parts, _owner)
+                out = candidates.mapPartitionsWithIndex(_deduper(spec, str(where), level))
+                out.persist(StorageLevel.MEMORY_AND_DISK)
+                stats = out.filter(lambda r: r[0] == "stat").map(lambda r: r[1]).collect()
+                new = 0
+                least: Optional[tuple[int, str]] = None
+                for gen, kinds, fresh, fsum, violation, names, where_run in stats:
+                    executors.add(where_run)
+                    generated += gen
+                    for k, n in kinds.items():
+                        counts[k] = counts.get(k, 0) + n
+                    new += fresh
+                    digest = (digest + fsum) % (1 << 64)
+                    if violation is not None and (least is None or violation[0] < least[0]):
+                        least = violation
+                    for name in names:
+                        reached.setdefault(name, level)
+                if new:
+                    depth = level
+                if least is not None:
+                    distinct += new
+                    outcome, bad = VIOLATION, (least[0], least[1], level)
+                elif limit >= 0 and distinct + new > limit:
+                    outcome, queue = INCOMPLETE, size
+                else:
+                    distinct += new
+                previous = frontier
+                frontier = out.filter(lambda r: r[0] == "new").map(lambda r: r[1])
+                frontier.persist(StorageLevel.MEMORY_AND_DISK)
+                size = new
+                if outcome == OK and size:
+                    frontier.count()  # materialise it before the level it came from is dropped
+                out.unpersist()
+                previous.unpersist()
+                if progress is not None:
+                    seconds = time.perf_counter() - start
+                    progress(Progress(distinct, generated, depth, size, seconds))
             stop.check()
-            level += 1
-            candidates = frontier.mapPartitions(_expander(spec, reduce)).partitionBy(parts, _owner)
-            out = candidates.mapPartitionsWithIndex(_deduper(spec, str(where), level))
-            out.persist(StorageLevel.MEMORY_AND_DISK)
-            stats = out.filter(lambda r: r[0] == "stat").map(lambda r: r[1]).collect()
-            new = 0
-            least: Optional[tuple[int, str]] = None
-            for gen, kinds, fresh, fsum, violation, names, where_run in stats:
-                executors.add(where_run)
-                generated += gen
-                for k, n in kinds.items():
-                    counts[k] = counts.get(k, 0) + n
-                new += fresh
-                digest = (digest + fsum) % (1 << 64)
-                if violation is not None and (least is None or violation[0] < least[0]):
-                    least = violation
-                for name in names:
-                    reached.setdefault(name, level)
-            if new:
-                depth = level
-            if least is not None:
-                distinct += new
-                outcome, bad = VIOLATION, (least[0], least[1], level)
-            elif limit >= 0 and distinct + new > limit:
-                outcome, queue = INCOMPLETE, size
-            else:
-                distinct += new
-            previous = frontier
-            frontier = out.filter(lambda r: r[0] == "new").map(lambda r: r[1])
-            frontier.persist(StorageLevel.MEMORY_AND_DISK)
-            size = new
-            if outcome == OK and size:
-                frontier.count()  # materialise it before the level it came from is dropped
-            out.unpersist()
-            previous.unpersist()
-            if progress is not None:
-                seconds = time.perf_counter() - start
-                progress(Progress(distinct, generated, depth, size, seconds))
     except KeyboardInterrupt:
         outcome, interrupted = INCOMPLETE, True
-        sc.cancelAllJobs()
     except Exception as e:  # Py4JJavaError: a task failed; its Python error is in the text
-        if type(e).__name__ in ("Py4JJavaError", "PythonException"):
+        if stop.requested():  # the job a stop cancelled: the level did not finish and is not counted
+            outcome, interrupted = INCOMPLETE, True
+        elif type(e).__name__ in ("Py4JJavaError", "PythonException"):
             raise SparkUnavailable(job_failure(e)) from None
-        raise
+        else:
+            raise
     finally:
         if frontier is not None:
             try:

@@ -23,6 +23,7 @@ import logging
 import os
 import re
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
+from checker import stop
 from checker.walks import ModelSpec, RoundPlan, Summary, summarize, walk_ids_of_part
 
 
@@ -63,8 +65,9 @@ def check_java() -> str:
     return java
 
 
-def check_master(master: str, timeout: float = 5.0) -> None:
-    """Fail fast with a clear line when no host of a spark:// master URL accepts a connection."""
+def check_master(master: str, timeout: float = 5.0) -> str:
+    """Fail fast with a clear line when no host of a spark:// master URL accepts a connection;
+    else the local address of that connection: the one the master's executors can reach us at."""
     if not master.startswith("spark://"):
         raise SparkUnavailable(f"unsupported master {master!r}: use local[*], local[N] or spark://host:port")
     errors = []
@@ -77,8 +80,8 @@ def check_master(master: str, timeout: float = 5.0) -> None:
         if not host:
             raise SparkUnavailable(f"bad master URL {master!r}: expected spark://host:port")
         try:
-            with socket.create_connection((host, port), timeout=timeout):
-                return
+            with socket.create_connection((host, port), timeout=timeout) as connection:
+                return connection.getsockname()[0]
         except socket.timeout:
             errors.append(f"{host}:{port} timed out after {timeout:g}s")
         except OSError as e:
@@ -92,6 +95,19 @@ def _active_context():
     return SparkContext._active_spark_context
 
 
+def guarded() -> Any:
+    """Around a command's whole use of Spark, from starting the session to stopping it: a stop
+    (Ctrl-C, SIGTERM) cancels the active context's jobs at once and is raised at the next
+    `stop.check()`, never inside a Py4J call (where it breaks the connection and prints a
+    traceback). Call `stop.check()` after the block."""
+    def cancel() -> None:
+        sc = _active_context()
+        if sc is not None:
+            sc.cancelAllJobs()
+
+    return stop.cancelling(cancel, defer=True)
+
+
 def spark_session(master: str | None = None, app_name: str = "kcheck-simulate", *,
                   log_path: Path | None = None, connect_timeout: float = 5.0,
                   executor_timeout: float = 60.0, conf: dict[str, str] | None = None):
@@ -103,8 +119,9 @@ def spark_session(master: str | None = None, app_name: str = "kcheck-simulate", 
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # we run inside spark-submit's driver
     if master is None and not submitted:
         master = "local[*]"
+    driver_host = "127.0.0.1"  # local mode: nothing outside this machine talks to the driver
     if master is not None and not is_local(master):
-        check_master(master, connect_timeout)
+        driver_host = check_master(master, connect_timeout)
     check_java()
     logging.getLogger("py4j").setLevel(logging.ERROR)
     from pyspark import SparkConf, SparkContext
@@ -125,6 +142,12 @@ def spark_session(master: str | None = None, app_name: str = "kcheck-simulate", 
         python = os.environ.get("PYSPARK_PYTHON") or (conf or {}).get("spark.pyspark.python") or sys.executable
         c.set("spark.pyspark.python", python)
         os.environ["PYSPARK_PYTHON"] = python
+    if not submitted and not os.environ.get("SPARK_LOCAL_IP"):
+        # Spark binds the driver to the address its host name resolves to, or else to the first
+        # non-loopback interface, which a cluster on 127.0.0.1 may not reach and which exposes
+        # the driver to the network: bind it where the master was reached (SPARK_LOCAL_IP wins).
+        c.set("spark.driver.host", driver_host)
+        c.set("spark.driver.bindAddress", driver_host)
     for k, v in (conf or {}).items():
         c.set(k, v)
     log_path = Path(log_path or default_log_path())
@@ -132,7 +155,10 @@ def spark_session(master: str | None = None, app_name: str = "kcheck-simulate", 
     try:
         # A JVM left by a stopped context, or spark-submit's, is reused.
         gateway = None if SparkContext._gateway else launch_gateway(c, popen_kwargs={"stdout": log, "stderr": log})
+        ours = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
         sc = SparkContext(conf=c, gateway=gateway)
+        if ours is not None:  # PySpark's own raises KeyboardInterrupt inside a Py4J call: a traceback
+            signal.signal(signal.SIGINT, ours)
     except Exception as e:  # JVM exited, port clash, bad conf...
         first = str(e).splitlines()[0] if str(e) else ""
         raise SparkUnavailable(f"Spark failed to start on {master or 'the spark-submit master'}: "
@@ -305,12 +331,12 @@ def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: 
         from pyspark import StorageLevel
 
         rdd.persist(StorageLevel.MEMORY_AND_DISK)  # two actions: the summaries, then the fingerprints
-    stop = threading.Event()
+    reported = threading.Event()
     start = time.monotonic()
     if progress is not None:
         def report() -> None:  # when the counts move, else every 10 s (partitions finish in bursts)
             last, said = (-1, -1), 0.0
-            while not stop.wait(1.0):
+            while not reported.wait(1.0):
                 now, counts = time.monotonic() - start, (walks_acc.value, steps_acc.value)
                 if counts != last or now - said >= 10.0:
                     progress(*counts, now)
@@ -318,22 +344,25 @@ def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: 
 
         threading.Thread(target=report, daemon=True).start()
     try:
-        summaries = rdd.filter(lambda kv: kv[0] == "summary").map(lambda kv: kv[1]).collect()
-        count = None
-        if exact:
-            fps = rdd.filter(lambda kv: kv[0] == "fp").map(lambda kv: kv[1]).distinct(parts)
-            if fingerprints is None:
-                count = fps.count()
-            else:
-                from pyspark import StorageLevel
+        with stop.cancelling(sc.cancelAllJobs, defer=True):  # a stop fails the running job (checker/stop.py)
+            summaries = rdd.filter(lambda kv: kv[0] == "summary").map(lambda kv: kv[1]).collect()
+            count = None
+            if exact:
+                fps = rdd.filter(lambda kv: kv[0] == "fp").map(lambda kv: kv[1]).distinct(parts)
+                if fingerprints is None:
+                    count = fps.count()
+                else:
+                    from pyspark import StorageLevel
 
-                fps.persist(StorageLevel.MEMORY_AND_DISK)
-                fps.count()  # materialise before the walks' RDD is unpersisted
-                fingerprints.append(fps)
+                    fps.persist(StorageLevel.MEMORY_AND_DISK)
+                    fps.count()  # materialise before the walks' RDD is unpersisted
+                    fingerprints.append(fps)
+        stop.check()
     except Exception as e:  # Py4JJavaError: a task failed (4 times); its Python error is in the text
+        stop.check()  # or a stop cancelled the job
         raise SparkUnavailable(job_failure(e)) from None
     finally:
-        stop.set()
+        reported.set()
         if exact:
             rdd.unpersist()
         if known is not None:
@@ -353,8 +382,12 @@ def count_distinct(sc, fingerprints: list, partitions: int | None = None) -> int
         if not fingerprints:
             return 0
         parts = max(1, partitions or sc.defaultParallelism * 4)
-        return sc.union(fingerprints).distinct(parts).count()
+        with stop.cancelling(sc.cancelAllJobs, defer=True):
+            count = sc.union(fingerprints).distinct(parts).count()
+        stop.check()
+        return count
     except Exception as e:
+        stop.check()  # a stop cancelled the job
         raise SparkUnavailable(job_failure(e)) from None
     finally:
         for rdd in fingerprints:

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import subprocess
 import sys
+import sysconfig
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -19,6 +25,111 @@ def java_available() -> bool:
     if home:
         return os.access(Path(home) / "bin" / "java", os.X_OK)
     return shutil.which("java") is not None
+
+
+def install_checkout(tmp_path_factory: pytest.TempPathFactory, *, compile_models: bool = True) -> Path:
+    """The python of a new venv holding a non-editable install (`pip install .`) of this checkout.
+
+    The venv has no pip; its only extra path is this interpreter's site-packages, for the
+    dependencies (a .pth line adds that directory to sys.path but does not run its own .pth files,
+    so the editable install of the repo stays out); kcheck goes in with `pip --target`.
+    `compile_models=False` builds only checker/_fpset.c (KCHECK_PURE_PYTHON=1 at install time):
+    seconds instead of minutes, where the point is not the Cython build."""
+    venv = tmp_path_factory.mktemp("installed") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # Built from a clean copy: the checkout's own build/ and the bytecode other tests write into it
+    # while they run are no part of what a user installs.
+    source = tmp_path_factory.mktemp("source") / "kcheck"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "__pycache__", "*.so", "_compiled_sources.json", "*.egg-info", ".pytest_cache",
+        ".hypothesis"))
+    env = {k: v for k, v in os.environ.items() if k != "KCHECK_PURE_PYTHON"}
+    if not compile_models:
+        env["KCHECK_PURE_PYTHON"] = "1"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, str(source)],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    where = subprocess.run([str(python), "-c", "import checker; print(checker.__file__)"], check=True,
+                           capture_output=True, text=True, cwd=venv).stdout
+    assert where.startswith(site), where  # not the repo's
+    fpset = subprocess.run([str(python), "-c", "from checker import visited; print(visited.COMPILED)"],
+                           check=True, capture_output=True, text=True, cwd=venv).stdout.strip()
+    assert fpset == "True", "the non-editable install did not compile checker/_fpset.c (is a C compiler missing?)"
+    if compile_models:
+        compiled = subprocess.run([str(python), "-c", "import model.replication.model, checker.bfs; "
+                                   "from model import compiled; print(len(compiled.in_use()))"],
+                                  check=True, capture_output=True, text=True, cwd=venv).stdout
+        assert int(compiled) > 0, "the non-editable install compiled nothing (is a C compiler missing?)"
+    return python
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.3)
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@contextmanager
+def standalone_cluster(tmp: Path, workers: int) -> Iterator[str]:
+    """A Spark standalone Master and `workers` Workers (1 core, 1g each) on 127.0.0.1, started from
+    the installed pyspark, their logs and work directories in `tmp`; yields the master URL and
+    stops them all (a Worker stops its executors as it goes)."""
+    from pyspark.find_spark_home import _find_spark_home
+
+    spark_class = Path(_find_spark_home()) / "bin" / "spark-class"
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m", SPARK_WORKER_DIR=str(tmp))
+    port = _free_port()
+    url = f"spark://127.0.0.1:{port}"
+    procs: list[subprocess.Popen] = []
+    logs = []
+
+    def start(name: str, *args: str) -> None:
+        log = open(tmp / f"{name}.log", "wb")
+        logs.append(log)
+        procs.append(subprocess.Popen([str(spark_class), *args], stdout=log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, env=env, cwd=tmp))
+
+    try:
+        start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+              "--webui-port", str(_free_port()))
+        wait_for(lambda: _listening(port), 60, f"the Spark master on port {port}")
+        for w in range(workers):
+            start(f"worker{w}", "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
+                  "--memory", "1g", "--webui-port", str(_free_port()), "--work-dir", str(tmp / f"work{w}"))
+        wait_for(lambda: (tmp / "master.log").read_bytes().count(b"Registering worker") >= workers, 60,
+                 f"{workers} worker(s) to register")
+        yield url
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in reversed(procs):
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for log in logs:
+            log.close()
 
 
 @pytest.fixture(scope="session")

@@ -1,51 +1,24 @@
 """kcheck after a non-editable install (`pip install .`), run from a directory other than the
 repo: the default gate file comes with the package, and Spark's executors import kcheck.
-
-The install is a venv without pip whose only extra path is this interpreter's site-packages,
-for the dependencies (a .pth line adds that directory to sys.path but does not run its own .pth
-files, so the editable install of the repo stays out); kcheck goes in with `pip --target`."""
+The install: tests/conftest.py's `install_checkout`."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import java_available
+from tests.conftest import install_checkout, java_available
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The python of a venv holding a non-editable install of this checkout."""
-    venv = tmp_path_factory.mktemp("installed") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
-    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    # Built from a clean copy: the checkout's own build/ and the bytecode other tests write into it
-    # while they run are no part of what a user installs.
-    source = tmp_path_factory.mktemp("source") / "kcheck"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "__pycache__", "*.so", "_compiled_sources.json", "*.egg-info", ".pytest_cache",
-        ".hypothesis"))
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, str(source)],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    where = subprocess.run([str(python), "-c", "import checker; print(checker.__file__)"], check=True,
-                           capture_output=True, text=True, cwd=venv).stdout
-    assert where.startswith(site), where  # not the repo's
-    compiled = subprocess.run([str(python), "-c", "import model.replication.model, checker.bfs; "
-                               "from model import compiled; print(len(compiled.in_use()))"],
-                              check=True, capture_output=True, text=True, cwd=venv).stdout
-    assert int(compiled) > 0, "the non-editable install compiled nothing (is a C compiler missing?)"
-    return python
+    """The python of a venv holding a non-editable install of this checkout, models compiled."""
+    return install_checkout(tmp_path_factory)
 
 
 def _kcheck(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

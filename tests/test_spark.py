@@ -7,10 +7,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ import model  # noqa: E402
 from checker.cli import main  # noqa: E402
 from checker.simulate import run_local  # noqa: E402
 from checker.walks import ModelSpec  # noqa: E402
+from tests.conftest import standalone_cluster  # noqa: E402
 
 
 def _java() -> bool:
@@ -103,68 +102,11 @@ def test_cli_on_the_shared_session(spark, capsys) -> None:
 # --- a real standalone cluster --------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.3)
-
-
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A Master and two Workers (1 core, 1g each) on 127.0.0.1; yields the master URL."""
-    from pyspark.find_spark_home import _find_spark_home
-
-    spark_class = Path(_find_spark_home()) / "bin" / "spark-class"
-    tmp = tmp_path_factory.mktemp("spark-cluster")
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m", SPARK_WORKER_DIR=str(tmp))
-    port = _free_port()
-    url = f"spark://127.0.0.1:{port}"
-    procs: list[subprocess.Popen] = []
-    logs = []
-
-    def start(name: str, *args: str) -> None:
-        log = open(tmp / f"{name}.log", "wb")
-        logs.append(log)
-        procs.append(subprocess.Popen([str(spark_class), *args], stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, env=env, cwd=tmp))
-
-    try:
-        start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-              "--webui-port", str(_free_port()))
-        _wait_for(lambda: _listening(port), 60, f"the Spark master on port {port}")
-        for w in range(2):
-            start(f"worker{w}", "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
-                  "--memory", "1g", "--webui-port", str(_free_port()), "--work-dir", str(tmp / f"work{w}"))
-        _wait_for(lambda: (tmp / "master.log").read_bytes().count(b"Registering worker") >= 2, 60,
-                  "the two workers to register")
+    with standalone_cluster(tmp_path_factory.mktemp("spark-cluster"), workers=2) as url:
         yield url
-    finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in reversed(procs):
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        for log in logs:
-            log.close()
 
 
 DRIVER = """

@@ -96,7 +96,7 @@ class Fate:
     """What became of one mutant."""
 
     mutant: Mutant
-    status: str  # killed | availability | survived | same-states | unchanged | not-executed | budget
+    status: str  # killed | availability | survived | same-states | unchanged | not-executed | budget | interrupted
     rows_changed: list[str] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)
     seconds: float = 0.0
@@ -453,6 +453,9 @@ def analyse(target: Target, rows: Sequence[Any], mutants: Sequence[Mutant], *, j
     except KeyboardInterrupt:
         interrupted = True
     for fate in fates.values():
+        if interrupted and fate.status not in ("killed", "availability"):
+            fate.status = "interrupted"  # the analysis stopped before it was judged: no survivor, no equivalent
+            continue
         if fate.status == "survived" and fate.outgrown:
             fate.status = "budget"
         if fate.status == "survived" and fate.same_states:

@@ -117,6 +117,7 @@ def _say(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from checker.checkpoint import scratch
     from checker.config import load_definition
     from checker.gate import default_gate_file
     from checker.mutation import judgements as J
@@ -144,15 +145,17 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     rows = _rows(args, gate_path)
     if args.baseline:
-        return _run_baseline(args, target, mutants, rows)
+        with scratch("kcheck-mutate-"):
+            return _run_baseline(args, target, mutants, rows)
     chosen = _select(args, mutants)
     spark = _spark(args)
     say = _say(args)
     say(f"model {args.model}: {len(chosen)} of {len(mutants)} mutant(s), rows: {', '.join(r.name for r in rows)}")
     engine = "spark" if spark is not None else "local"
     try:
-        a = analyse(target, rows, chosen, jobs=args.jobs, engine=engine, spark=spark, budget=args.budget,
-                    liveness=not args.no_liveness, say=say, reference_liveness=bool(args.presets))
+        with scratch("kcheck-mutate-"):
+            a = analyse(target, rows, chosen, jobs=args.jobs, engine=engine, spark=spark, budget=args.budget,
+                        liveness=not args.no_liveness, say=say, reference_liveness=bool(args.presets))
     except ReferenceFails as e:
         raise ConfigError(str(e)) from None
     applied, stale = J.match(judgements, {m.id: m for m in mutants}, package_of(args.model))
@@ -236,6 +239,7 @@ def _run_baseline(args: argparse.Namespace, target: Any, mutants: Sequence[Any],
     start = time.perf_counter()
     lost: list[str] = []
     results = []
+    interrupted = False
     try:
         for index, (mid, attempts, status, seconds) in run_tasks(tasks, args.jobs, "spark" if spark else "local", spark):
             m, row, was = killed[index]
@@ -249,16 +253,20 @@ def _run_baseline(args: argparse.Namespace, target: Any, mutants: Sequence[Any],
             say(line)
             if status != "killed":
                 lost.append(line)
-    except KeyboardInterrupt:
-        print("kcheck: mutate interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:  # the mutants run so far, labelled partial; the others are not counted
+        interrupted = True
     seconds = time.perf_counter() - start
     if args.json:
         print(json.dumps({"model": args.model, "baseline": args.baseline, "mutants": results, "skipped": skipped,
-                          "lost": len(lost), "seconds": round(seconds, 1)}, indent=1))
+                          "lost": len(lost), "seconds": round(seconds, 1), "interrupted": interrupted,
+                          "not_run": len(killed) - len(results)}, indent=1))
     else:
         for line in lost:
             print(f"NOT KILLED: {line}")
         print(f"{len(results) - len(lost)} of {len(results)} mutant(s) the baseline kills are still killed "
-              f"({len(skipped)} skipped: changed, or no longer a kill), {seconds:.1f} s")
+              f"({len(skipped)} skipped: changed, or no longer a kill), {seconds:.1f} s"
+              + (f"; INTERRUPTED, a partial result: {len(killed) - len(results)} of {len(killed)} not run"
+                 if interrupted else ""))
+    if interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_SURVIVORS if lost else EXIT_OK

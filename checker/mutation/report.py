@@ -7,7 +7,7 @@ from checker.mutation.analysis import Analysis, Fate
 from checker.mutation.judgements import EXCUSED, Judgement
 
 # Fates, in the order the summary lists them.
-FATES = ("killed", "availability", "survived", "budget", "same-states", "unchanged", "not-executed")
+FATES = ("killed", "availability", "survived", "budget", "same-states", "unchanged", "not-executed", "interrupted")
 
 
 def _killer(f: Fate) -> dict[str, Any] | None:
@@ -40,7 +40,8 @@ def summary(a: Analysis, judged: Mapping[str, Judgement]) -> dict[str, Any]:
         "judged_gap": len(gaps),
         "unexplained": len(unexplained),
         "non_equivalent_safety": denominator,
-        "safety_kill_rate": round(counts["killed"] / denominator, 4) if denominator else None,
+        # an interrupted analysis judged only some mutants: no rate
+        "safety_kill_rate": round(counts["killed"] / denominator, 4) if denominator and not a.interrupted else None,
     }
 
 
@@ -90,6 +91,10 @@ def _fate_cells(m: dict[str, Any], rows: list[dict[str, Any]]) -> tuple[str, str
 def summary_lines(report: dict[str, Any]) -> list[str]:
     s = report["summary"]
     rate = "n/a" if s["safety_kill_rate"] is None else f"{100 * s['safety_kill_rate']:.1f}%"
+    if report["interrupted"]:
+        return [f"INTERRUPTED, a partial result: of {s['mutants']} mutants, {s['killed']} killed and"
+                f" {s['availability']} availability before the stop; {s['interrupted']} not judged (neither"
+                " survivors nor equivalent); no kill rate"]
     lines = [
         f"{s['mutants']} mutants: {s['killed']} killed, {s['availability']} availability (only the liveness pass "
         f"kills them), {s['survived']} survived, {s['budget']} over budget; equivalent on these rows: "
@@ -132,8 +137,6 @@ def text(report: dict[str, Any], matrix: bool = True) -> str:
     for line in report["stale_judgements"]:
         out.append(f"warning: stale judgement: {line}")
     out += [""] + summary_lines(report)
-    if report["interrupted"]:
-        out.append("interrupted: the counts above are partial")
     return "\n".join(out) + "\n"
 
 

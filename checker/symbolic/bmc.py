@@ -12,9 +12,10 @@ from typing import Any, Callable, Sequence
 
 import z3
 
-from checker.symbolic.induction import encoding_of
+from checker import stop
+from checker.symbolic.induction import encoding_of, interruptible
 
-VIOLATION, OK, UNKNOWN = "violation", "ok", "unknown"
+VIOLATION, OK, UNKNOWN, INTERRUPTED = "violation", "ok", "unknown", "interrupted"
 
 
 class EncodingDrift(Exception):
@@ -47,20 +48,34 @@ def replay(model: Any, acts: Sequence[Any]) -> list[tuple[Any, Any]]:
 
 def bmc(ctx: Any, model: Any, targets: Sequence[str], depth: int, timeout_s: float = 600.0,
         progress: Callable[[int, float], None] | None = None) -> BmcOutcome:
-    """Look for a violation of the targets within `depth` steps."""
+    """Look for a violation of the targets within `depth` steps. A stop ends it with the result
+    "interrupted" and the depth checked until then."""
+    out = BmcOutcome(OK, -1, 0.0)
+    t_start = time.monotonic()
+
+    def interrupted() -> BmcOutcome:
+        out.result, out.seconds = INTERRUPTED, time.monotonic() - t_start
+        return out
+
+    return interruptible(lambda: _bmc(ctx, model, targets, depth, timeout_s, progress, out), interrupted)
+
+
+def _bmc(ctx: Any, model: Any, targets: Sequence[str], depth: int, timeout_s: float,
+         progress: Callable[[int, float], None] | None, out: BmcOutcome) -> BmcOutcome:
     enc = encoding_of(ctx)
     fresh, formula = enc.fresh, enc.formula
     lay = ctx.layout
     acts = enc.actions(ctx)
     t_start = time.monotonic()
     solver = z3.Solver()
+    solver.set("ctrl_c", False)  # a stop is `interruptible`'s, not an "unknown"
     states = [fresh(lay, "b0_")]
     sels: list[Any] = []
     solver.add(enc.init(ctx, states[0]))
     # the relation once, over template variables, then renamed per step
     tpl_pre, tpl_post, tpl_sel = fresh(lay, "tp_"), fresh(lay, "tq_"), z3.Int("t_sel")
     rel = enc.transition(ctx, tpl_pre, tpl_post, acts, tpl_sel)
-    out = BmcOutcome(OK, -1, 0.0)
+    stop.check()  # building the relation takes seconds: a request a Z3 callback swallowed
     for k in range(depth + 1):
         t0 = time.monotonic()
         remaining = timeout_s - (t0 - t_start)
@@ -78,6 +93,7 @@ def bmc(ctx: Any, model: Any, targets: Sequence[str], depth: int, timeout_s: flo
         bad = z3.Or([z3.Not(formula(n)(ctx, states[-1])) for n in targets])
         solver.set("timeout", max(1, int(remaining * 1000)))
         r = solver.check(bad)
+        stop.check()  # a query cancelled by a stop is not "unknown"
         out.per_depth.append(time.monotonic() - t0)
         if progress:
             progress(k, out.per_depth[-1])

@@ -23,11 +23,12 @@ from typing import Any, Callable, Sequence
 
 import z3
 
+from checker import stop
 from checker.symbolic.kraft_inv import INVARIANTS, LEMMAS, QUANTIFIED, SUPPORT
 from checker.symbolic.kraft_next import Ctx, actions
 from checker.symbolic.term import Sym
 
-PROVED, CTI, UNKNOWN, VACUOUS = "proved", "cti", "unknown", "vacuous"
+PROVED, CTI, UNKNOWN, VACUOUS, INTERRUPTED = "proved", "cti", "unknown", "vacuous", "interrupted"
 
 
 def _kraft_encoding() -> Any:
@@ -125,7 +126,22 @@ def representatives(c: Ctx) -> list[Any]:
 def _solver(timeout_ms: int) -> z3.Solver:
     s = z3.Solver()
     s.set("timeout", timeout_ms)
+    s.set("ctrl_c", False)  # Z3's own Ctrl-C handler would make a stop an "unknown": `interruptible` stops it
     return s
+
+
+def interruptible(run: Callable[[], Any], interrupted: Callable[[], Any]) -> Any:
+    """`run()`, or `interrupted()` when a stop (Ctrl-C, SIGTERM) ends it: Z3 is cancelled as the
+    signal arrives, even inside a query, and the stop is taken from whatever it raised."""
+    try:
+        with stop.cancelling(z3.main_ctx().interrupt):
+            return run()
+    except KeyboardInterrupt:
+        return interrupted()
+    except Exception:  # e.g. ctypes.ArgumentError wrapping the KeyboardInterrupt raised inside a Z3 call
+        if stop.requested():
+            return interrupted()
+        raise
 
 
 def _answer(r: Any) -> str:
@@ -143,11 +159,22 @@ def _enabled(inv_qf: Any, guard: Any, timeout_ms: int) -> str:
 def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: bool = True,
           progress: Callable[[Check], None] | None = None, only: Sequence[Any] | None = None) -> Outcome:
     """Check that the targets and their lemmas form an inductive invariant (`only`: check
-    consecution for these actions alone, e.g. in tests)."""
+    consecution for these actions alone, e.g. in tests). A stop ends it with the result
+    "interrupted" and the queries answered until then."""
     enc = encoding_of(ctx)
+    out = Outcome(PROVED, conjuncts_for(targets, enc.support))
+
+    def interrupted() -> Outcome:
+        out.result, out.cti, out.reason = INTERRUPTED, None, f"stopped after {len(out.checks)} queries"
+        return out
+
+    return interruptible(lambda: _prove(ctx, enc, out, timeout_s, symmetric, progress, only), interrupted)
+
+
+def _prove(ctx: Ctx, enc: Any, out: Outcome, timeout_s: float, symmetric: bool,
+           progress: Callable[[Check], None] | None, only: Sequence[Any] | None) -> Outcome:
     formula = enc.formula
-    names = conjuncts_for(targets, enc.support)
-    out = Outcome(PROVED, names)
+    names = out.conjuncts
     lay = ctx.layout
     ms = max(1, int(timeout_s * 1000))
     pre = enc.fresh(lay, "s_")
@@ -155,6 +182,7 @@ def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: 
     inv_all = z3.And(list(inv.values()))
 
     def record(what: str, r: Any, t0: float) -> str:
+        stop.check()  # a query cancelled by a stop is not "unknown"
         c = Check(what, _answer(r), time.monotonic() - t0)
         out.checks.append(c)
         if progress:
@@ -188,6 +216,7 @@ def prove(ctx: Ctx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: 
         st = enc.step(ctx, pre, a)
         t0 = time.monotonic()
         enabled = _enabled(inv_qf, st.guard, min(ms, 20_000))
+        stop.check()
         c = Check(f"{a!r} enabled in some Inv state", enabled, time.monotonic() - t0)
         out.checks.append(c)
         if progress:
