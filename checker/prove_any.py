@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from checker.cli import run_config
     from checker.heartbeat import Heartbeat
     from checker.symbolic.kraft_param import PCtx
-    from checker.symbolic.kraft_param_inv import FIXED_SIZE_ONLY, INVARIANTS, conjuncts
+    from checker.symbolic.kraft_param_inv import INVARIANTS, NOT_FOR_ANY_SIZE, conjuncts
     from checker.symbolic.param_induction import prove_any
     from model.kraft.variants import Protocol
 
@@ -50,9 +50,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--timeout must be positive, got {args.timeout}")
     targets = list(args.invariant) or list(INVARIANTS)
     for name in targets:
-        if name in FIXED_SIZE_ONLY:
-            raise ConfigError(f"--size any proves {', '.join(INVARIANTS)} only; {name} is proved for fixed sizes "
-                              f"(--size N; spec/proofs.md)")
+        if name in NOT_FOR_ANY_SIZE:
+            raise ConfigError(f"--size any proves {', '.join(INVARIANTS)} only; {name} is not proved for every size "
+                              f"(fixed sizes: --size N; spec/proofs.md)")
         if name not in INVARIANTS:
             raise ConfigError(f"unknown invariant {name!r} (--size any proves: {', '.join(INVARIANTS)})")
     config = dict(rc.config)
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         "model": "kraft", "variant": rc.variant, "preset": rc.preset, "voters": ANY, "mode": "induction",
         "invariants": targets, "lemmas": lemmas, "result": o.result, "queries": len(o.checks),
         "seconds": round(wall, 3), "solver_seconds": round(o.seconds, 3), "never_enabled": o.never_enabled,
-        "reason": o.reason, "fixed_size_only": list(FIXED_SIZE_ONLY), "cti": None}
+        "reason": o.reason, "not_for_any_size": list(NOT_FOR_ANY_SIZE), "cti": None}
     lines = [f"model:      kraft", f"variant:    {rc.variant}",
              "voters:     any (nodes an uninterpreted sort; majorities quorums, any two of which share a member)",
              f"invariants: {', '.join(targets)}", f"lemmas:     {', '.join(lemmas)}",
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if o.never_enabled:
         lines.append(f"never enabled under Inv: {', '.join(o.never_enabled)}")
     if o.result == "proved":
-        lines.append(f"proved for fixed sizes only (--size N): {', '.join(FIXED_SIZE_ONLY)}")
+        lines.append(f"not proved for every size: {', '.join(NOT_FOR_ANY_SIZE)} (fixed sizes: --size N)")
     if o.cti is not None:
         lines += _render_cti(o.cti)
         report["cti"] = {"conjunct": o.cti.conjunct, "action": o.cti.action, "nodes": o.cti.nodes,
@@ -104,5 +104,10 @@ def _render_cti(cti: Any) -> list[str]:
     return ["", f"counterexample to induction: {cti.conjunct} is not preserved by {cti.action}",
             f"  a finite model Z3 found: {cti.nodes} nodes ({names}); quorums {quorums or 'none'}",
             "  0. a state satisfying Inv (not necessarily reachable)", *render(cti.pre),
-            f"  1. {cti.action}", *render(cti.post),
+            f"  1. {cti.action} (the lines that changed)", *_changed(render(cti.pre), render(cti.post)),
             f"  {cti.conjunct} holds before step 1 and fails after it"]
+
+
+def _changed(before: list[str], after: list[str]) -> list[str]:
+    old = set(before)
+    return [x for x in after if x not in old] or ["     (nothing encoded changed)"]
