@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     if o.never_enabled:
         lines.append(f"never enabled under Inv: {', '.join(o.never_enabled)}")
     if o.result == "proved":
-        lines.append(f"not proved for every size: {', '.join(NOT_FOR_ANY_SIZE)} (fixed sizes: --size N)")
+        lines.append(f"not proved for every size: {', '.join(NOT_FOR_ANY_SIZE)} (spec/proofs.md: which are "
+                     "proved for fixed sizes)")
     if o.cti is not None:
         lines += _render_cti(o.cti)
         report["cti"] = {"conjunct": o.cti.conjunct, "action": o.cti.action, "nodes": o.cti.nodes,
