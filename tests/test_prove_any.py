@@ -135,3 +135,21 @@ def test_spec_proofs_names_every_any_size_lemma():
     text = (Path(__file__).resolve().parents[1] / "spec" / "proofs.md").read_text()
     assert "## Every cluster size" in text
     assert [n for n in LEMMAS if f"`{n}`" not in text] == []
+
+
+def test_a_response_that_names_an_unknown_leader_conforms():
+    """A Vote response (error NONE) naming the leader of the nominee's epoch, which it did not
+    know: KafkaRaftClient.maybeHandleCommonResponse makes it a Follower, which then ignores the
+    vote. A BFS sample need not hold one, so they are picked out of `elections`' first states."""
+    from model.kraft.rules import CANDIDATE, NO_ID, NONE, PROSPECTIVE
+    from model.kraft.state import VOTE_RESPONSE
+
+    rc = load_config(model="kraft", preset="elections", overrides=["symmetry=false"])
+    model = rc.build()
+    follow = [s for s in C.sample(model, 4000)
+              if any(m.kind == VOTE_RESPONSE and m.error == NONE and m.leader != NO_ID and s.nodes[m.dst].leader == NO_ID
+                     and s.nodes[m.dst].epoch == m.epoch and s.nodes[m.dst].role in (PROSPECTIVE, CANDIDATE)
+                     for m in s.network)]
+    assert len(follow) >= 5
+    r = P.check_transitions(model, follow[:8], pctx())
+    assert r.failures == [] and "HandleVoteResponse" in r.kinds

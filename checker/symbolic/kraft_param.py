@@ -515,9 +515,11 @@ def handle_vote_response(s: State, c: PCtx, st: Step, m: Any, i: Any) -> State:
     s1 = remove(s, "vresp", m, i)
     s2, handled = handle_common_response(s1, c, st, i, error, s.msg("vresp", "has_leader")(m, i),
                                           s.msg("vresp", "leader")(m, i), s.msg("vresp", "epoch")(m, i))
-    role = s1.role(i)
-    rec = set_row(set_row(s1, "granted", i, (lambda old: lambda y: z3.If(y == m, g, old(i, y)))(s1.granted)),
-                  "rejected", i, (lambda old: lambda y: z3.If(y == m, z3.Not(g), old(i, y)))(s1.rejected))
+    # not handled: the common handling either changed nothing or (FOLLOW with error NONE) made
+    # i a Follower, which then ignores the vote; go on from its state
+    role = s2.role(i)
+    rec = set_row(set_row(s2, "granted", i, (lambda old: lambda y: z3.If(y == m, g, old(i, y)))(s2.granted)),
+                  "rejected", i, (lambda old: lambda y: z3.If(y == m, z3.Not(g), old(i, y)))(s2.rejected))
     # forward only on a majority of granted votes (rules.is_vote_granted): some quorum within the
     # tally; not moving forward when it holds is the bounds' outcome
     fwd, q, x = st.const("majority"), st.const("tally_q", Quorum), z3.Const("m", Node)
@@ -526,7 +528,7 @@ def handle_vote_response(s: State, c: PCtx, st: Step, m: Any, i: Any) -> State:
     lost = z3.And(z3.Not(g), role == PROSPECTIVE, st.const("rejected_majority"))  # rules.is_vote_rejected
     recorded = ite(fwd, forward, ite(lost, prospective_transition_after_election_loss(rec, c, st, i), rec))
     return ite(z3.Or(handled, error != NONE), s2,
-               ite(z3.Or(role == PROSPECTIVE, role == CANDIDATE), recorded, s1))
+               ite(z3.Or(role == PROSPECTIVE, role == CANDIDATE), recorded, s2))
 
 
 def handle_begin_quorum_epoch_request(s: State, c: PCtx, st: Step, l: Any, i: Any) -> State:
@@ -573,9 +575,11 @@ def handle_fetch_response(s: State, c: PCtx, st: Step, l: Any, f: Any) -> State:
     s1 = remove(s, "fresp", l, f)
     s2, handled = handle_common_response(s1, c, st, f, error, s.msg("fresp", "has_leader")(l, f),
                                          s.msg("fresp", "leader")(l, f), s.msg("fresp", "epoch")(l, f))
+    # not handled: go on from the state after the common handling (a FOLLOW with error NONE
+    # made f the leader's Follower there)
     lle = st.const("lle", I)
-    st.require(z3.Or(lle == s1.lle(f), z3.And(0 <= lle, lle <= s1.epoch(f))))
-    fetched = poll_sends(set_node(s1, f, lle=lle, fetched=z3.BoolVal(True)), c, st, f)
+    st.require(z3.Or(lle == s2.lle(f), z3.And(0 <= lle, lle <= s2.epoch(f))))
+    fetched = poll_sends(set_node(s2, f, lle=lle, fetched=z3.BoolVal(True)), c, st, f)
     return ite(z3.Or(handled, error != NONE), s2, fetched)
 
 
