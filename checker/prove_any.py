@@ -21,7 +21,12 @@ EXIT = {"proved": 0, "cti": 1, "vacuous": 1, "unknown": 3}
 def size(parse_int: Any) -> Any:
     """The --size type: `any`, or what parse_int accepts."""
     def parse(text: str) -> Any:
-        return ANY if text.strip().lower() == ANY else parse_int(text)
+        if text.strip().lower() == ANY:
+            return ANY
+        try:
+            return parse_int(text)
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentTypeError(f"{e} (or `any`: every number of voters)") from None
 
     return parse
 
@@ -52,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     for name in targets:
         if name in NOT_FOR_ANY_SIZE:
             raise ConfigError(f"--size any proves {', '.join(INVARIANTS)} only; {name} is not proved for every size "
-                              f"(fixed sizes: --size N; spec/proofs.md)")
+                              f"(spec/proofs.md says which invariants are proved for a fixed --size N)")
         if name not in INVARIANTS:
             raise ConfigError(f"unknown invariant {name!r} (--size any proves: {', '.join(INVARIANTS)})")
     config = dict(rc.config)
