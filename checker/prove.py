@@ -45,9 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from checker.cli import _int_at_least, add_config_arguments, positive_int as _positive_int, positive_seconds
 
     add_config_arguments(parser)
-    parser.add_argument("--size", type=_int_at_least(1, "positive", MAX_SIZE), metavar="N",
+    from checker import prove_any
+
+    parser.add_argument("--size", type=prove_any.size(_int_at_least(1, "positive", MAX_SIZE)), metavar="N",
                         help="number of voters (kraft) or brokers (replication); overrides the config's "
-                             f"`voters` / `brokers`; up to {MAX_SIZE}, beyond BFS's range")
+                             f"`voters` / `brokers`; up to {MAX_SIZE}, beyond BFS's range; kraft: `any` proves "
+                             "election_safety for every number of voters (checker/prove_any.py)")
     parser.add_argument("--invariant", action="append", default=[], metavar="NAME",
                         help="an invariant to prove (repeatable; default: election_safety, log_matching,"
                              " leader_completeness for kraft; structural for replication)")
@@ -190,6 +193,10 @@ def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = No
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.size == "any":
+        from checker import prove_any
+
+        return prove_any.run(args)
     rc, ctx, model, targets = _setup(args)
     if args.trace_out and not args.bmc:
         raise ConfigError("--trace-out needs --bmc (a CTI is not a trace from the initial state)")

@@ -1,0 +1,57 @@
+"""Seconds of `kcheck prove --size any` (election safety for every number of voters), as JSON.
+
+    python bench/bench_prove_any.py [--variant NAME]... [--timeout 60]
+
+For each variant (default: kafka-4.1 and the two that break election safety, K3 and K4): the
+result (proved / cti / unknown), wall seconds, seconds inside Z3, the number of queries, the
+query seconds by kind (Init, enabledness, consecution: count, total, median, max) and the five
+slowest queries; for a CTI, the lemma, the action and the number of nodes of Z3's model.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+from checker.symbolic.kraft_param import PCtx
+from checker.symbolic.param_induction import prove_any
+from model.kraft.variants import Protocol
+
+DEFAULT = ("kafka-4.1", "vote-not-persisted", "same-identity-after-disk-loss")
+
+
+def _kind(what: str) -> str:
+    if what.startswith("Init"):
+        return "init"
+    return "enabled" if what.endswith("enabled in some Inv state") else "consecution"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--variant", action="append", default=[])
+    ap.add_argument("--timeout", type=float, default=60.0)
+    args = ap.parse_args()
+    rows = []
+    for variant in args.variant or DEFAULT:
+        t0 = time.monotonic()
+        o = prove_any(PCtx(Protocol.of(variant)), ["election_safety"], timeout_s=args.timeout)
+        wall = time.monotonic() - t0
+        kinds: dict[str, list[float]] = {}
+        for ch in o.checks:
+            kinds.setdefault(_kind(ch.what), []).append(ch.seconds)
+        rows.append({
+            "variant": variant, "result": o.result, "seconds": round(wall, 2), "solver_seconds": round(o.seconds, 2),
+            "queries": len(o.checks),
+            "per_query": {k: {"count": len(v), "total": round(sum(v), 2), "median": round(statistics.median(v), 3),
+                              "max": round(max(v), 2)} for k, v in kinds.items()},
+            "slowest": [{"query": ch.what, "seconds": round(ch.seconds, 2)}
+                        for ch in sorted(o.checks, key=lambda ch: -ch.seconds)[:5]],
+            "cti": None if o.cti is None else {"conjunct": o.cti.conjunct, "action": o.cti.action,
+                                               "nodes": o.cti.nodes},
+        })
+    print(json.dumps({"invariant": "election_safety", "voters": "any", "runs": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

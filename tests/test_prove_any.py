@@ -1,0 +1,155 @@
+"""`kcheck prove --model kraft --size any`: election safety for every number of voters
+(checker/symbolic/kraft_param.py), the bug variants' counterexamples to induction, the options
+refused, and the encoding against the Python model (every model step is a step of it)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from checker.cli import main
+from checker.config import load_config
+from checker.symbolic import conformance as C
+from checker.symbolic import kraft_param as K
+from checker.symbolic import param_conformance as P
+from checker.symbolic.induction import CTI, PROVED
+from checker.symbolic.kraft_param_inv import SUPPORT
+from checker.symbolic.param_induction import action_names, prove_any
+from model.kraft.variants import Protocol
+
+
+def pctx(variant: str = "kafka-4.1") -> K.PCtx:
+    return K.PCtx(Protocol.of(variant))
+
+
+def test_kafka_proves_election_safety_for_every_size_with_every_action_enabled():
+    o = prove_any(pctx(), ["election_safety"], timeout_s=60)
+    assert o.result == PROVED, (o.reason, o.cti and (o.cti.conjunct, o.cti.action))
+    assert o.never_enabled == []
+    enabled = [ch for ch in o.checks if ch.what.endswith("enabled in some Inv state")]
+    assert len(enabled) == len(action_names()) and all(ch.answer == "enabled" for ch in enabled)
+
+
+@pytest.mark.parametrize("variant,action", [
+    ("vote-not-persisted", "Restart"),  # K3: the restarted voter forgets its vote of the epoch
+    ("same-identity-after-disk-loss", "DiskLoss"),  # K4: back in epoch 0 as the same voter
+])
+def test_election_safety_bugs_fail_with_a_cti_kafka_preserves_the_lemma(variant, action):
+    o = prove_any(pctx(variant), ["election_safety"], timeout_s=60, only=[action])
+    assert o.result == CTI and o.cti is not None
+    assert o.cti.conjunct == "vote_record" and o.cti.action.startswith(action + "(")
+    assert o.cti.nodes >= 1 and len(o.cti.pre["node"]) == o.cti.nodes
+    o = prove_any(pctx(), ["election_safety"], timeout_s=60, only=[action])
+    assert o.result == PROVED
+
+
+def test_without_its_lemmas_election_safety_is_not_inductive(monkeypatch):
+    monkeypatch.setitem(SUPPORT, "election_safety", ())
+    o = prove_any(pctx(), ["election_safety"], timeout_s=60, only=["HandleVoteResponse"])
+    assert o.result == CTI and o.cti.conjunct == "election_safety"
+
+
+def test_cli_any_size_cti_is_rendered_with_its_nodes(capsys):
+    rc = main(["prove", "--model", "kraft", "--size", "any", "--variant", "same-identity-after-disk-loss",
+               "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "counterexample to induction: vote_record is not preserved by DiskLoss(node=n" in out
+    assert "a finite model Z3 found:" in out and "holds before step 1 and fails after it" in out
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--invariant", "leader_completeness"], "not proved for every size"),
+    (["--invariant", "log_matching"], "not proved for every size"),
+    (["--invariant", "nope"], "unknown invariant"),
+    (["--bmc", "3"], "--bmc needs a fixed --size N"),
+    (["--all-actions"], "--all-actions needs a fixed --size N"),
+    (["--model", "replication"], "--model kraft only"),
+    (["--set", "voter_changes=1"], "static voter set"),
+    (["--preset", "reconfig"], "static voter set"),
+])
+def test_cli_refuses_what_the_any_size_encoding_does_not_prove(capsys, argv, words):
+    rc = main(["prove", "--size", "any", *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and words in err
+    assert err.startswith("kcheck: error:") and err.count("\n") == 1
+
+
+def test_cli_size_any_json(capsys):
+    rc = main(["prove", "--size", "any", "--json", "--quiet"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["result"] == "proved" and out["voters"] == "any"
+    assert out["invariants"] == ["election_safety"] and "vote_record" in out["lemmas"]
+    assert "leader_completeness" in out["not_for_any_size"]
+
+
+def covering(model, states, per_kind=2):
+    """A few states for each action kind the model takes from some state of the pool."""
+    seen: dict[str, int] = {}
+    out = []
+    for s in states:
+        kinds = {type(a).__name__ for a in model.actions(s) if model.next_state(s, a) is not None}
+        if any(seen.get(k, 0) < per_kind for k in kinds):
+            out.append(s)
+            for k in kinds:
+                seen[k] = seen.get(k, 0) + 1
+    return out
+
+
+@pytest.mark.parametrize("preset,variant", [
+    ("smoke", "kafka-4.1"), ("default", "kafka-4.1"), ("restart", "vote-not-persisted"),
+    ("disk-loss", "same-identity-after-disk-loss"), ("stale-requests", "kafka-4.1"),
+])
+def test_every_model_step_is_a_step_of_the_encoding(preset, variant):
+    """From states covering every action kind the model takes (BFS and random walks), every
+    transition of the model is a step of the encoding."""
+    rc = load_config(model="kraft", preset=preset, variant=variant, overrides=["symmetry=false"])
+    model = rc.build()
+    pool = C.sample(model, 300) + C.walk_sample(model, walks=30, depth=30, seed=3)
+    states = covering(model, pool)
+    kinds = {type(a).__name__ for s in pool for a in model.actions(s) if model.next_state(s, a) is not None}
+    r = P.check_transitions(model, states, K.PCtx(Protocol.of(variant), rc.config["stale_requests"]))
+    assert r.failures == []
+    assert r.kinds == kinds and r.transitions > 20
+
+
+def test_a_drifted_step_is_caught(monkeypatch):
+    """The check can fail: an encoding whose granted vote is not persisted in Kafka 4.1."""
+    rc = load_config(model="kraft", preset="smoke", overrides=["symmetry=false"])
+    model = rc.build()
+    real = K.add_voted_state
+
+    def drifted(s, c, i, cand):
+        return K.set_node(real(s, c, i, cand), i, persisted=K.z3.BoolVal(False))
+
+    monkeypatch.setattr(K, "add_voted_state", drifted)
+    r = P.check_transitions(model, C.sample(model, 30), pctx())
+    assert any("HandleVoteRequest" in f for f in r.failures)
+
+
+def test_spec_proofs_names_every_any_size_lemma():
+    from pathlib import Path
+
+    from checker.symbolic.kraft_param_inv import LEMMAS
+
+    text = (Path(__file__).resolve().parents[1] / "spec" / "proofs.md").read_text()
+    assert "## Every cluster size" in text
+    assert [n for n in LEMMAS if f"`{n}`" not in text] == []
+
+
+def test_a_response_that_names_an_unknown_leader_conforms():
+    """A Vote response (error NONE) naming the leader of the nominee's epoch, which it did not
+    know: KafkaRaftClient.maybeHandleCommonResponse makes it a Follower, which then ignores the
+    vote. A BFS sample need not hold one, so they are picked out of `elections`' first states."""
+    from model.kraft.rules import CANDIDATE, NO_ID, NONE, PROSPECTIVE
+    from model.kraft.state import VOTE_RESPONSE
+
+    rc = load_config(model="kraft", preset="elections", overrides=["symmetry=false"])
+    model = rc.build()
+    follow = [s for s in C.sample(model, 4000)
+              if any(m.kind == VOTE_RESPONSE and m.error == NONE and m.leader != NO_ID and s.nodes[m.dst].leader == NO_ID
+                     and s.nodes[m.dst].epoch == m.epoch and s.nodes[m.dst].role in (PROSPECTIVE, CANDIDATE)
+                     for m in s.network)]
+    assert len(follow) >= 5
+    r = P.check_transitions(model, follow[:8], pctx())
+    assert r.failures == [] and "HandleVoteResponse" in r.kinds
