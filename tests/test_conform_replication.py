@@ -146,3 +146,74 @@ def test_seeded_walks_agree_with_the_real_controller(jvm: None) -> None:
     assert sum(o.steps for _, o in outcomes) > 5000
     for kind in CONTROLLER_KINDS:
         assert kinds[kind] > 0, f"{kind} never exercised: {dict(kinds)}"
+
+
+# The bug variants whose rule is the controller's: the real controller parts from the trace at the
+# step the bug needs (step, action kind, what differs). Every other variant's bug is on the broker
+# side (Scala in core) or in timing: along its trace the real controller agrees at every step.
+CONTROLLER_BUGS = {
+    # R8: a fenced broker joins the ISR; Kafka answers INELIGIBLE_REPLICA (KIP-841)
+    "fenced-may-join-isr": (5, "HandleAlterPartition", "answered ('INELIGIBLE_REPLICA',)"),
+    # R9: a member's stale broker epoch is not checked; Kafka answers INELIGIBLE_REPLICA (KIP-903)
+    "no-broker-epoch-in-alter-partition": (16, "HandleAlterPartition", "answered ('INELIGIBLE_REPLICA',)"),
+    # R19: the reassignment that removes a replica bumps the leader epoch in Kafka
+    "reassignment-keeps-leader-epoch": (5, "AlterPartitionReassignments", "partition.leader_epoch"),
+    # R13: Kafka's unclean-shutdown registration removes the broker from the ELR (KAFKA-15586)
+    "unclean-restart-keeps-elr": (9, "Restart", "partition.elr"),
+}
+TRACES = sorted(glob.glob(os.path.join(ROOT, "traces", "replication", "*.itf.json")))
+
+
+@pytest.mark.parametrize("path", TRACES, ids=[os.path.basename(p).split(".")[0] for p in TRACES])
+def test_bug_variant_trace_against_the_real_controller(jvm: None, path: str) -> None:
+    meta = itf.load(path)["#meta"]
+    model = load_config("replication", variant=meta["variant"], preset=meta["preset"], overrides=meta["config"]).build()
+    adapter = _adapter(model)
+    o = run(model, adapter, trace_behaviour(model, path))
+    expected = CONTROLLER_BUGS.get(meta["variant"])
+    if expected is None:
+        assert o.step is None, f"step {o.step} {o.action}: {o.refused or o.keys}"
+        assert o.steps == len(itf.load(path)["states"]) - 1 > 0
+    else:
+        step, kind, what = expected
+        assert (o.step, o.action.split("(")[0]) == (step, kind)
+        assert what in (o.refused or "") or what in o.keys, (o.refused, o.keys)
+        assert o.known is None
+    if meta["variant"] == "reassignment-leaves-elr":
+        # H3, found by the model, is the real controller's: the removed replica is in its ELR
+        real = adapter.observe()
+        assert (real["partition.replicas"], real["partition.elr"]) == ([0], [1])
+
+
+def test_a_wrong_controller_rule_is_caught(jvm: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison can fail: a model whose ClusterControlManager.isActive forgets the fencing
+    (a fenced broker may lead) parts from the real controller on a seeded walk, at a controller
+    step, on the partition's leader."""
+    from model.replication import controller as rules
+
+    def wrong(brokers: tuple, broker_id: int) -> bool:
+        reg = brokers[broker_id] if 0 <= broker_id < len(brokers) else None
+        return reg is not None and not reg.in_controlled_shutdown
+
+    model = _model("zombie-leader")
+    adapter = _adapter(model)
+    monkeypatch.setattr(rules, "_is_active", wrong)
+    found = None
+    for w in range(200):
+        o = run(model, adapter, swarm_walk(model, w, 40))
+        if o.step is not None:
+            found = o
+            break
+    assert found is not None, "no walk told the wrong rule from Kafka's"
+    assert found.action.split("(")[0] in CONTROLLER_KINDS
+    assert "partition.leader" in found.keys, found
+
+
+def test_a_wrong_abstraction_is_caught(jvm: None) -> None:
+    """The abstraction map can fail too: an adapter that read the broker epochs one off is told apart at once."""
+    model = _model("smoke")
+    adapter = _adapter(model)
+    real_abstract = adapter.abstract
+    adapter.abstract = lambda s: {**real_abstract(s), "broker1.epoch": s.controller.brokers[1].epoch + 1}
+    o = run(model, adapter, swarm_walk(model, 1, 5))
+    assert o.step == 0 and "broker1.epoch" in o.keys

@@ -33,10 +33,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.replication import actions as A
+from checker.config import ConfigError
 from model.replication.state import AP_ERRORS
 
 TOPIC = "t"
+REQUIRED = ("org.apache.kafka.controller.ReplicationControlManager", "org.apache.kafka.controller.PartitionChangeBuilder",
+            "org.apache.kafka.common.utils.MockTime")
 SESSION_TIMEOUT_MS = 1000
 
 # Where the model is coarser than Kafka's controller, or an input is fixed (spec/replication.md,
@@ -159,6 +161,11 @@ class ReplicationAdapter:
     def __init__(self, model: Any) -> None:
         import jpype
         import jpype.imports  # noqa: F401
+        from checker.conform.jvm import has_class
+        missing = [c for c in REQUIRED if not has_class(c)]
+        if missing:
+            raise ConfigError(f"the class path lacks {', '.join(missing)}: the replication conformance needs "
+                              "Kafka's metadata, server-common and clients jars (and MockTime, in the clients test jar)")
         self.model = model
         self.p = model.params
         self.jpype = jpype
@@ -183,7 +190,7 @@ class ReplicationAdapter:
         self.snapshots = J("org.apache.kafka.timeline.SnapshotRegistry")(log_context)
         config_b = r.new("org.apache.kafka.controller.ConfigurationControlManager$Builder")
         for name, arg in (("setSnapshotRegistry", self.snapshots), ("setStaticConfig", HashMap()),
-                          ("setKafkaConfigSchema", J("org.apache.kafka.metadata.FakeKafkaConfigSchema").INSTANCE)):
+                          ("setKafkaConfigSchema", self._config_schema())):
             r.call(config_b, name, arg)
         self.config = r.call(config_b, "build")
         QuorumFeatures = J("org.apache.kafka.controller.QuorumFeatures")
@@ -211,8 +218,7 @@ class ReplicationAdapter:
 
         self._handler = Handler()
         cluster_b = r.new("org.apache.kafka.controller.ClusterControlManager$Builder")
-        placer = J("org.apache.kafka.metadata.placement.StripedReplicaPlacer")(
-            J("org.apache.kafka.server.util.MockRandom")())
+        placer = J("org.apache.kafka.metadata.placement.StripedReplicaPlacer")(J("java.util.Random")(0))
         for name, arg in (("setLogContext", log_context), ("setTime", self.time), ("setClusterId", self.cluster_id),
                           ("setSnapshotRegistry", self.snapshots),
                           ("setSessionTimeoutNs", SESSION_TIMEOUT_MS * 1_000_000), ("setReplicaPlacer", placer),
@@ -244,10 +250,34 @@ class ReplicationAdapter:
     def _endpoint(self, cls: Any, b: int) -> Any:
         return cls().setName("PLAINTEXT").setHost("localhost").setPort(9092 + b).setSecurityProtocol(0)
 
+    def _config_schema(self) -> Any:
+        """The two topic configs the controller reads, with Kafka's defaults (the schema of
+        KafkaConfig/LogConfig lives in core; the metadata tests' FakeKafkaConfigSchema is the same)."""
+        J = self.J
+        from java.util import Collections, HashMap
+        ConfigDef = J("org.apache.kafka.common.config.ConfigDef")
+        Type, Importance = J("org.apache.kafka.common.config.ConfigDef$Type"), J("org.apache.kafka.common.config.ConfigDef$Importance")
+        Resource = J("org.apache.kafka.common.config.ConfigResource$Type")
+        defs, synonyms = HashMap(), HashMap()
+        for resource in (Resource.BROKER, Resource.TOPIC):
+            d = ConfigDef()
+            d.define("unclean.leader.election.enable", Type.BOOLEAN, "false", Importance.HIGH, "")
+            d.define("min.insync.replicas", Type.INT, "1", Importance.HIGH, "")
+            defs.put(resource, d)
+        Synonym = J("org.apache.kafka.server.config.ConfigSynonym")
+        for name in ("unclean.leader.election.enable", "min.insync.replicas"):
+            synonyms.put(name, Collections.singletonList(Synonym(name)))
+        return J("org.apache.kafka.metadata.KafkaConfigSchema")(defs, synonyms)
+
     def _context(self, api: str) -> Any:
-        ApiKeys = self.J("org.apache.kafka.common.protocol.ApiKeys")
-        return self.J("org.apache.kafka.controller.ControllerRequestContextUtil").anonymousContextFor(
-            getattr(ApiKeys, api))
+        """An anonymous request context at the API's latest version (as ControllerRequestContextUtil)."""
+        J = self.J
+        key = getattr(J("org.apache.kafka.common.protocol.ApiKeys"), api)
+        header = J("org.apache.kafka.common.message.RequestHeaderData")()
+        header.setRequestApiKey(key.id).setRequestApiVersion(key.latestVersion())
+        return J("org.apache.kafka.controller.ControllerRequestContext")(
+            header, J("org.apache.kafka.common.security.auth.KafkaPrincipal").ANONYMOUS,
+            J("java.util.OptionalLong").empty())
 
     def _create_topic(self, state: Any) -> None:
         J = self.J
