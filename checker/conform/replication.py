@@ -59,6 +59,9 @@ ABSTRACTIONS = {
                           "in the same step, the other unfenced brokers heartbeating at the latest offset",
     "FenceBroker": "the session expiry: MockTime passes the session timeout while every other unfenced broker "
                    "heartbeats, so that only this broker is stale",
+    "answer timing": "QuorumController's purgatory (DeferredEventQueue), which holds an answer until its write "
+                     "commits, is outside ReplicationControlManager and not driven: the model's held answers are "
+                     "compared when the request is handled",
     "broker side": "ReplayMetadata, SendFetch, HandleFetch, HandleFetchResponse, ShrinkIsr, "
                    "HandleAlterPartitionResponse, Produce, Crash, LossyCrash, DropMessage: Scala in Kafka's core "
                    "(Partition, ReplicaManager), not in the jars; these steps only compare the controller's state",
