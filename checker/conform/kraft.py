@@ -105,6 +105,17 @@ ABSTRACTIONS = {
         " request the step is not drivable and the walk takes another action (counted as skipped)",
 }
 
+from model.kraft.params import PRESETS as _ALL_PRESETS  # noqa: E402
+
+# The presets a static voter set can run (no spares, no voter changes): `kcheck conform`'s default.
+PRESETS = tuple(name for name, c in _ALL_PRESETS.items() if not c.get("spares") and not c.get("voter_changes"))
+
+
+def default_variant() -> str:
+    """The variant the running JVM's jars represent: no-pre-vote before KIP-996, else kafka-4.1."""
+    return "kafka-4.1" if has_class(PRE_VOTE_CLASS) else "no-pre-vote"
+
+
 SEND_KIND = {A.SendVote: VOTE_REQUEST, A.SendBeginQuorumEpoch: BQE_REQUEST, A.SendFetch: FETCH_REQUEST}
 
 
