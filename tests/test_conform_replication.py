@@ -127,6 +127,8 @@ def trace_behaviour(model: Any, path: str) -> Any:
 
 
 def sample(walks: int, depth: int, seed: int = 0) -> tuple[list[tuple[str, Outcome]], collections.Counter]:
+    """Swarm walks over every preset and EXTRA; the kinds taken, and under "answer <error>" the
+    AlterPartition answers the real controller gave."""
     out, kinds = [], collections.Counter()
     configs = [(p, {}) for p in PRESETS] + list(EXTRA)
     for preset, overrides in configs:
@@ -136,6 +138,7 @@ def sample(walks: int, depth: int, seed: int = 0) -> tuple[list[tuple[str, Outco
             o = run(model, adapter, swarm_walk(model, seed * 1_000_003 + w, depth))
             kinds.update(o.kinds)
             out.append((f"{preset} {overrides or ''} walk {w}", o))
+        kinds.update({f"answer {k}": v for k, v in adapter.answers.items()})
     return out, kinds
 
 
@@ -146,6 +149,8 @@ def test_seeded_walks_agree_with_the_real_controller(jvm: None) -> None:
     assert sum(o.steps for _, o in outcomes) > 5000
     for kind in CONTROLLER_KINDS:
         assert kinds[kind] > 0, f"{kind} never exercised: {dict(kinds)}"
+    for error in ("NONE", "STALE_BROKER_EPOCH", "FENCED_LEADER_EPOCH", "INVALID_UPDATE_VERSION", "NEW_LEADER_ELECTED"):
+        assert kinds[f"answer {error}"] > 0, f"AlterPartition never answered {error}: {dict(kinds)}"
 
 
 # The bug variants whose rule is the controller's: the real controller parts from the trace at the

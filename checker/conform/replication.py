@@ -31,6 +31,7 @@ is compared inside `step`, whose one-line result reports a different answer.
 """
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 from checker.config import ConfigError
@@ -183,6 +184,7 @@ class ReplicationAdapter:
         self.mv = J("org.apache.kafka.server.common.MetadataVersion").latestTesting()
         self.failovers = self.p.controller_failovers > 0
         self.rcm: Any = None
+        self.answers: collections.Counter = collections.Counter()  # AlterPartition answers by error, over all resets
 
     # ------------------------------------------------------------------ building the controller
     def reset(self, state: Any) -> None:
@@ -410,11 +412,10 @@ class ReplicationAdapter:
         try:
             result = self.r.call(self.rcm, "alterPartition", self._context("ALTER_PARTITION"), data)
         except Exception as e:
-            cause = e.getCause() if hasattr(e, "getCause") and e.getCause() is not None else e
-            if "StaleBrokerEpochException" in str(type(cause)) or "StaleBrokerEpoch" in str(cause.getClass().getName()):
-                real: tuple = ("STALE_BROKER_EPOCH",)
-            else:
+            cause = e.getCause() if hasattr(e, "getCause") else None
+            if cause is None or str(cause.getClass().getSimpleName()) != "StaleBrokerEpochException":
                 raise
+            real: tuple = ("STALE_BROKER_EPOCH",)  # QuorumController answers the whole request with it
         else:
             self._write(result.records())
             answer = result.response().topics().get(0).partitions().get(0)
@@ -424,6 +425,7 @@ class ReplicationAdapter:
                                                     sorted(_ints(answer.isr())), int(answer.partitionEpoch()),
                                                     int(answer.leaderRecoveryState()) == 1)
         model = self._model_answer(state, req, successor)
+        self.answers[real[0]] += 1
         if model != real:
             return f"AlterPartition answered {real}, the model {model}"
         return None
