@@ -145,7 +145,8 @@ def sample(walks: int, depth: int, seed: int = 0) -> tuple[list[tuple[str, Outco
 def test_seeded_walks_agree_with_the_real_controller(jvm: None) -> None:
     outcomes, kinds = sample(walks=12, depth=40)
     unexplained = [(name, o) for name, o in outcomes if o.step is not None and o.known is None]
-    assert not unexplained, "\n".join(f"{n}: step {o.step} {o.action}: {o.refused or o.keys}" for n, o in unexplained[:5])
+    assert not unexplained, "\n".join(f"{n}: step {o.step} {o.action}: {o.refused or o.keys}"
+                                      for n, o in unexplained[:5])
     assert sum(o.steps for _, o in outcomes) > 5000
     for kind in CONTROLLER_KINDS:
         assert kinds[kind] > 0, f"{kind} never exercised: {dict(kinds)}"

@@ -38,7 +38,8 @@ from checker.config import ConfigError
 from model.replication.state import AP_ERRORS
 
 TOPIC = "t"
-REQUIRED = ("org.apache.kafka.controller.ReplicationControlManager", "org.apache.kafka.controller.PartitionChangeBuilder",
+REQUIRED = ("org.apache.kafka.controller.ReplicationControlManager",
+            "org.apache.kafka.controller.PartitionChangeBuilder",
             "org.apache.kafka.common.utils.MockTime")
 SESSION_TIMEOUT_MS = 1000
 
@@ -50,8 +51,9 @@ ABSTRACTIONS = {
     "metadata.version": "Kafka's controller runs at MetadataVersion.latestTesting() of the jars (ELR supported, "
                         "directory assignment, BrokerRegistrationChangeRecord), the model at Kafka 4.1's latest; "
                         "eligible.leader.replicas.version is 1 exactly when the model's elr_enabled is",
-    "topic": "the model's one partition is topic 't' partition 0 with a fixed topic id, one log directory "
-             "per broker (every directory online); AlterPartition goes as version 3 (topic ids, member epochs)",
+    "topic": "the model's one partition is topic 't' partition 0 (its id is CreateTopics' random one; "
+             "incarnation ids are random too, and no rule reads them), one log directory per broker (every "
+             "directory online); AlterPartition goes as version 3 (topic ids, member epochs)",
     "Restart": "Kafka's jars (trunk of 2024-12-27) call the unclean-shutdown handler for every new incarnation; "
                "Kafka 4.1 skips it when the broker's previous epoch shows a clean shutdown. The adapter's handler "
                "calls handleBrokerUncleanShutdown only for a broker without the model's clean-shutdown marker. "
@@ -68,8 +70,9 @@ ABSTRACTIONS = {
                    "(Partition, ReplicaManager), not in the jars; these steps only compare the controller's state",
     "broker.in_controlled_shutdown": "compared for unfenced brokers only: after a controlled shutdown of a "
                                      "leader Kafka's fenced registration keeps inControlledShutdown until the broker "
-                                     "registers again (handleBrokerFenced writes only the fencing), the model clears it; "
-                                     "no decision reads it on a fenced broker (isActive and ISR eligibility test fenced "
+                                     "registers again (handleBrokerFenced writes only the fencing), the model "
+                                     "clears it; no decision reads it on a fenced broker (isActive and ISR "
+                                     "eligibility test fenced "
                                      "first)",
     "KAFKA-19522": "Kafka 4.1 elects the last known leader only when it is acceptable (KAFKA-19522); the jars' "
                    "trunk of 2024-12-27 predates the fix and elects it fenced or uncleanly restarted: "
@@ -168,8 +171,8 @@ class ReplicationAdapter:
         from checker.conform.jvm import has_class
         missing = [c for c in REQUIRED if not has_class(c)]
         if missing:
-            raise ConfigError(f"the class path lacks {', '.join(missing)}: the replication conformance needs "
-                              "Kafka's metadata, server-common and clients jars (and MockTime, in the clients test jar)")
+            raise ConfigError(f"the class path lacks {', '.join(missing)}: the replication conformance needs Kafka's "
+                              "metadata, server-common and clients jars (and MockTime, in the clients test jar)")
         self.model = model
         self.p = model.params
         self.jpype = jpype
@@ -178,7 +181,7 @@ class ReplicationAdapter:
         self.J = J
         self.Integer = J("java.lang.Integer")
         self.Uuid = J("org.apache.kafka.common.Uuid")
-        self.topic_id = self.Uuid.fromString("FbrrdcfiR-KC2CPSTHaJrg")
+        self.topic_id: Any = None  # CreateTopics draws it
         self.cluster_id = "kcheck-conform"
         self.dirs = [self.Uuid.fromString("TESTBROKER%05dDIRAAAA" % b) for b in range(self.p.n)]
         self.mv = J("org.apache.kafka.server.common.MetadataVersion").latestTesting()
@@ -247,7 +250,8 @@ class ReplicationAdapter:
             rec.setBrokerId(b).setBrokerEpoch(reg.epoch).setFenced(reg.fenced).setRack(None)
             rec.setIncarnationId(self.Uuid.randomUuid())
             rec.setLogDirs(Collections.singletonList(self.dirs[b]))
-            rec.endPoints().add(self._endpoint(J("org.apache.kafka.common.metadata.RegisterBrokerRecord$BrokerEndpoint"), b))
+            endpoint = J("org.apache.kafka.common.metadata.RegisterBrokerRecord$BrokerEndpoint")
+            rec.endPoints().add(self._endpoint(endpoint, b))
             self._replay([J("org.apache.kafka.server.common.ApiMessageAndVersion")(rec, 3)])
         self._create_topic(state)
         self._commit_all()
@@ -261,7 +265,8 @@ class ReplicationAdapter:
         J = self.J
         from java.util import Collections, HashMap
         ConfigDef = J("org.apache.kafka.common.config.ConfigDef")
-        Type, Importance = J("org.apache.kafka.common.config.ConfigDef$Type"), J("org.apache.kafka.common.config.ConfigDef$Importance")
+        Type = J("org.apache.kafka.common.config.ConfigDef$Type")
+        Importance = J("org.apache.kafka.common.config.ConfigDef$Importance")
         Resource = J("org.apache.kafka.common.config.ConfigResource$Type")
         defs, synonyms = HashMap(), HashMap()
         for resource in (Resource.BROKER, Resource.TOPIC):
@@ -295,7 +300,8 @@ class ReplicationAdapter:
         assignment.setPartitionIndex(0).setBrokerIds(self._list(reg.replicas))
         topic.assignments().add(assignment)
         Cfg = J("org.apache.kafka.common.message.CreateTopicsRequestData$CreatableTopicConfig")
-        topic.configs().add(Cfg().setName("min.insync.replicas").setValue(str(self.model.config["min_insync_replicas"])))
+        min_isr = str(self.model.config["min_insync_replicas"])
+        topic.configs().add(Cfg().setName("min.insync.replicas").setValue(min_isr))
         topic.configs().add(Cfg().setName("unclean.leader.election.enable").setValue(str(self.p.unclean).lower()))
         request = Req()
         request.topics().add(topic)
