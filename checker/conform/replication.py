@@ -98,7 +98,7 @@ def known_divergence(state: Any, action: Any, successor: Any, real: dict[str, An
         return None
     x = m.last_known_elr[0]
     if real.get("partition.leader") == x and real.get("partition.isr") == [x] and real.get("partition.recovering"):
-        return f"KAFKA-19522: the jars elect last known leader {x}, not an acceptable leader"
+        return "KAFKA-19522: the jars elect the last known leader although it is not an acceptable leader"
     return None
 
 
