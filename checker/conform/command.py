@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.walks == 0 and not args.traces:
+        raise ConfigError("nothing to drive: --walks 0 and no --traces")
     definition = load_definition(args.model)
     jars = resolve_classpath(args.kafka_classpath)
     adapter_cls = adapter_for(args.model)
@@ -97,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
         print(report_text(report, jars))
     if report.first is not None:
         return EXIT_VIOLATION
-    if report.interrupted:
+    if report.interrupted or (report.behaviours == 0 and not report.traces):
         return EXIT_INCOMPLETE
     return EXIT_OK
 
@@ -154,8 +156,6 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
     lines = [f"kcheck conform: model {report.model}, variant {report.variant}, presets {', '.join(report.presets)};"
              f" the real code from {len(jars)} jars"]
     what = f"{report.behaviours} walks (seed {report.seed}, depth {report.depth}{', swarm' if report.swarm else ''})"
-    if report.traces:
-        what += f" and {len(report.traces)} traces"
     lines.append(f"{what}: {report.steps:,} steps in {report.seconds:.1f} s ({report.steps_per_second:.0f} steps/s)")
     lines.append("action kinds driven: " + ", ".join(f"{k} {report.counts[k]:,}" for k in report.action_kinds
                                                      if report.counts[k]))
@@ -166,8 +166,9 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
     if report.skipped:
         lines.append("draws the real code could not take (the walk drew another action): " +
                      ", ".join(f"{k} {n:,}" for k, n in sorted(report.skipped.items())))
-    for t in report.traces:
-        lines.append(f"trace {t['path']}: {t['outcome']}")
+    if report.traces:
+        lines.append("bug variants' traces (a bug's behaviour: the real code must part from it):")
+        lines += [f"  {t['path']} ({t['variant']}, {t['steps']} steps): {t['outcome']}" for t in report.traces]
     lines.append(f"abstractions ({SPEC.get(report.model, 'spec')}):")
     lines += [f"  {k}: {v}" for k, v in report.abstractions.items()]
     for name, n in report.known.items():
@@ -183,10 +184,10 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
             lines.append(f"  {key}: model {json.dumps(m)}, real {json.dumps(r)}")
         lines.append("  behaviour so far:")
         lines += [f"    {i}. {a!r}" for i, (a, _) in enumerate(first.trail[1:], 1)]
+    elif report.behaviours == 0:
+        lines.append("no walks: only the traces above were driven" if report.traces else "nothing was driven")
     elif report.interrupted:
         lines.append(f"INCOMPLETE: interrupted after {report.behaviours} behaviours; every step so far agreed")
     else:
-        lines.append(f"AGREE: every step of {report.behaviours} walks"
-                     + (f" and {len(report.traces)} traces" if report.traces else "")
-                     + " agreed with the real code" + (" (but for the documented divergences above)" if report.known else ""))
+        lines.append(f"AGREE: every step of {report.behaviours} walks agreed with the real code" + (" (but for the documented divergences above)" if report.known else ""))
     return "\n".join(lines)

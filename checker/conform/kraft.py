@@ -286,6 +286,14 @@ class KraftAdapter:
             self.outbox = {k: v for k, v in self.outbox.items() if k[1] != action.node}
             node.poll()
             self._collect(node)
+        elif kind is A.DiskLoss:  # only along traces: walks do not draw it (drivable)
+            node = self.nodes[action.node]
+            node.fresh_disk()
+            node.start()
+            self.flight = [f for f in self.flight if not (f.dst == action.node)]
+            self.outbox = {k: v for k, v in self.outbox.items() if k[1] != action.node}
+            node.poll()
+            self._collect(node)
         elif kind is A.DropMessage:
             f = self._take(A.MESSAGE_KIND[action.message], action.src, action.dst)
             if f is None:
