@@ -166,3 +166,21 @@ def test_without_a_class_path_one_line_exit_2():
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("kcheck: error: no Kafka class path")
     bad = _kcheck("conform", "--kafka-classpath", "/nonexistent/kafka", env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("kcheck: error: not a jar or a directory")
+
+
+def test_docs_worked_example_prints_what_docs_show(classpath, capsys):
+    """docs/conform.md's KRaft example, run as written: the same counts, the same verdict (only
+    the timing line differs)."""
+    import re
+    import shlex
+
+    from checker import cli
+
+    text = (ROOT / "docs" / "conform.md").read_text()
+    line = next(x.strip() for x in text.splitlines() if x.strip().startswith("KCHECK_KAFKA_CLASSPATH=../shared/kafka"))
+    argv = shlex.split(line)[2:]
+    block = text[text.index(line):].split("```")[1].strip("\n").splitlines()
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    timing = re.compile(r" in [0-9.]+ s \([0-9]+ steps/s\)")
+    assert [timing.sub("", x) for x in printed] == [timing.sub("", x) for x in block]

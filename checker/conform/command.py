@@ -153,8 +153,8 @@ def report_json(report: engine.Report, jars: list[str]) -> dict[str, Any]:
 
 
 def report_text(report: engine.Report, jars: list[str]) -> str:
-    lines = [f"kcheck conform: model {report.model}, variant {report.variant}, presets {', '.join(report.presets)};"
-             f" the real code from {len(jars)} jars"]
+    lines = [f"conformance of model {report.model}, variant {report.variant}, with the real code ({len(jars)} jars);"
+             f" presets {', '.join(report.presets)}"]
     what = f"{report.behaviours} walks (seed {report.seed}, depth {report.depth}{', swarm' if report.swarm else ''})"
     lines.append(f"{what}: {report.steps:,} steps in {report.seconds:.1f} s ({report.steps_per_second:.0f} steps/s)")
     lines.append("action kinds driven: " + ", ".join(f"{k} {report.counts[k]:,}" for k in report.action_kinds
@@ -169,8 +169,9 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
     if report.traces:
         lines.append("bug variants' traces (a bug's behaviour: the real code must part from it):")
         lines += [f"  {t['path']} ({t['variant']}, {t['steps']} steps): {t['outcome']}" for t in report.traces]
-    lines.append(f"abstractions ({SPEC.get(report.model, 'spec')}):")
-    lines += [f"  {k}: {v}" for k, v in report.abstractions.items()]
+    lines.append(f"abstractions, where the model is coarser than the code (why: {SPEC.get(report.model, 'spec')};"
+                 " --json has the reasons):")
+    lines.append("  " + "; ".join(report.abstractions))
     for name, n in report.known.items():
         lines.append(f"documented divergence, {n} behaviour(s) ended there: {name}")
     first = report.first
