@@ -223,3 +223,24 @@ def test_a_wrong_abstraction_is_caught(jvm: None) -> None:
     adapter.abstract = lambda s: {**real_abstract(s), "broker1.epoch": s.controller.brokers[1].epoch + 1}
     o = run(model, adapter, swarm_walk(model, 1, 5))
     assert o.step == 0 and "broker1.epoch" in o.keys
+
+
+def test_kcheck_conform_replication_agrees(jvm: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """`kcheck conform --model replication`: the engine's seeded swarm walks agree, each controller
+    action kind the presets enable is driven, and the KAFKA-19522 divergence is named, not agreed."""
+    import json
+
+    from checker import cli
+    argv = ["conform", "--model", "replication", "--preset", "last-known-leader", "--preset", "reassignment",
+            "--preset", "controller-failover", "--walks", "60", "--depth", "40", "--seed", "5", "--swarm", "--json",
+            "--kafka-classpath", os.environ["KCHECK_KAFKA_CLASSPATH"]]
+    assert cli.main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["result"] == "agree" and report["behaviours"] == 60 and report["steps"] > 1000
+    counts = report["action_counts"]
+    for kind in ("FenceBroker", "UnfenceBroker", "HandleAlterPartition", "AlterPartitionReassignments",
+                 "ControlledShutdown", "Restart", "CommitMetadata", "ControllerFailover"):
+        assert counts[kind] > 0, kind
+    assert list(report["known_divergences"]) == [
+        "KAFKA-19522: the jars elect the last known leader although it is not an acceptable leader"]
+    assert "KAFKA-19522" in report["abstractions"] and "broker side" in report["abstractions"]
