@@ -244,3 +244,22 @@ def test_kcheck_conform_replication_agrees(jvm: None, capsys: pytest.CaptureFixt
     assert list(report["known_divergences"]) == [
         "KAFKA-19522: the jars elect the last known leader although it is not an acceptable leader"]
     assert "KAFKA-19522" in report["abstractions"] and "broker side" in report["abstractions"]
+
+
+def test_docs_replication_example_prints_what_docs_show(jvm: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/conform.md's replication example, run as written: the same counts and verdict (only the timing differs)."""
+    import re
+    import shlex
+
+    from checker import cli
+    with open(os.path.join(ROOT, "docs", "conform.md")) as f:
+        text = f.read()
+    line = next(x.strip() for x in text.splitlines()
+                if x.strip().startswith("KCHECK_KAFKA_CLASSPATH=") and "--model replication" in x)
+    argv = shlex.split(line)[2:]
+    block = text[text.index(line):].split("```")[1].strip("\n").splitlines()
+    argv += ["--kafka-classpath", os.environ["KCHECK_KAFKA_CLASSPATH"]]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    timing = re.compile(r" in [0-9.]+ s \([0-9]+ steps/s\)")
+    assert [timing.sub("", x) for x in printed] == [timing.sub("", x) for x in block]
