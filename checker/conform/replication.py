@@ -7,7 +7,7 @@ action of the model becomes the request or event that makes Kafka's controller d
 and the records it returns are replayed into it, as QuorumController does once they are written:
 
 - FenceBroker b: b's heartbeat session expires (MockTime passes the session timeout while every
-  other unfenced broker heartbeats), maybeFenceOneStaleBroker fences it (handleBrokerFenced).
+  other broker's session is kept), maybeFenceOneStaleBroker fences it (handleBrokerFenced).
 - UnfenceBroker b: a heartbeat from b, caught up, not asking to be fenced (processBrokerHeartbeat:
   handleBrokerUnfenced).
 - HandleAlterPartition: alterPartition with the request's broker id, broker epoch, leader and
@@ -60,8 +60,8 @@ ABSTRACTIONS = {
                "MockTime passes the session timeout before the registration (the old session has expired)",
     "ControlledShutdown": "the model's one step is Kafka's heartbeats with wantShutDown: the shutdown is granted "
                           "in the same step, the other unfenced brokers heartbeating at the latest offset",
-    "FenceBroker": "the session expiry: MockTime passes the session timeout while every other unfenced broker "
-                   "heartbeats, so that only this broker is stale",
+    "FenceBroker": "the session expiry: MockTime passes the session timeout while every other broker's session "
+                   "is kept, so that only this broker is stale",
     "answer timing": "QuorumController's purgatory (DeferredEventQueue), which holds an answer until its write "
                      "commits, is outside ReplicationControlManager and not driven: the model's held answers are "
                      "compared when the request is handled",
