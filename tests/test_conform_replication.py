@@ -263,3 +263,58 @@ def test_docs_replication_example_prints_what_docs_show(jvm: None, capsys: pytes
     printed = capsys.readouterr().out.splitlines()
     timing = re.compile(r" in [0-9.]+ s \([0-9]+ steps/s\)")
     assert [timing.sub("", x) for x in printed] == [timing.sub("", x) for x in block]
+
+
+def controller_transitions(model: Any) -> tuple[int, list[list[tuple[Any, Any, Any]]]]:
+    """A BFS of the model (no reduction): the number of states, and for every distinct controller
+    transition (the controller's registrations and pending writes before, the controller action,
+    and after) one behaviour that takes it: a shortest path to its first source state, then it."""
+    init = model.init_states()[0]
+    parent: dict[Any, Any] = {init: None}
+    first: dict[tuple, tuple[Any, Any, Any]] = {}
+    frontier = [init]
+
+    def key(s: Any) -> tuple:
+        c = s.controller
+        return c.partition, c.brokers, len(c.uncommitted)
+
+    while frontier:
+        following = []
+        for s in frontier:
+            for a in model.actions(s):
+                t = model.next_state(s, a)
+                if t is None:
+                    continue
+                if type(a).__name__ in CONTROLLER_KINDS:
+                    first.setdefault((key(s), a, key(t)), (s, a, t))
+                if t not in parent:
+                    parent[t] = (s, a)
+                    following.append(t)
+        frontier = following
+
+    def path(s: Any) -> list[tuple[Any, Any, Any]]:
+        out = []
+        while parent[s] is not None:
+            p, a = parent[s]
+            out.append((p, a, s))
+            s = p
+        return out[::-1]
+
+    return len(parent), [path(s) + [(s, a, t)] for s, a, t in first.values()]
+
+
+def test_every_controller_transition_of_a_bfs_agrees(jvm: None) -> None:
+    """Every controller transition the model can take on `controller-failover` (a BFS of all its
+    states), each driven along a shortest behaviour to it, agrees with the real controller."""
+    model = _model("controller-failover")
+    adapter = _adapter(model)
+    states, behaviours = controller_transitions(model)
+    assert states > 20_000 and len(behaviours) > 100
+    kinds: collections.Counter = collections.Counter()
+    for behaviour in behaviours:
+        kinds[type(behaviour[-1][1]).__name__] += 1
+        o = run(model, adapter, iter(behaviour))
+        assert o.step is None or o.known is not None, f"step {o.step} {o.action}: {o.refused or o.keys}"
+    for kind in ("FenceBroker", "UnfenceBroker", "HandleAlterPartition", "ControlledShutdown", "Restart",
+                 "CommitMetadata", "ControllerFailover"):
+        assert kinds[kind] > 0, kind
