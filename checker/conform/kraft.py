@@ -37,6 +37,7 @@ RETRY_BACKOFF_MS = 10
 EXPIRE_MS = 2 * FETCH_TIMEOUT_MS  # beyond election (2 x 10 s + backoff), fetch and check-quorum timers
 PORT = 9093
 CLUSTER_ID = "kcheck-conform-cluster"
+KRAFT_VERSION = 1  # 1: a bootstrap checkpoint with the voters' directory ids (Kafka 4.1's format); 0: static voters
 POLLS = 3  # poll() runs the role's timers and sends, then handles one message: a step takes several
 
 # Model variants the jars of a snapshot before KIP-996 can represent (no Prospective state).
@@ -88,13 +89,18 @@ ABSTRACTIONS = {
         "with follower_hw off the model keeps an HW for leaders only; the real followers' HW is then"
         " not compared (shown as -1)",
     "voter sets":
-        "static voters (kraft.version 0, controller.quorum.voters): the voter set is the bootstrap set"
-        " of the configuration; presets with voter changes or spares need kraft.version 1 with a"
-        " bootstrap checkpoint, which the adapter does not build",
-    "DiskLoss":
-        "not driven: with static voters (kraft.version 0) a voter has no directory id, so a node with a"
-        " new disk comes back as the same voter (catalogue K4), while the model's Kafka 4.1 makes it an"
-        " observer (KIP-853, kraft.version 1)",
+        "kraft.version 1: every disk is formatted with the bootstrap checkpoint (0-0.checkpoint: the"
+        " voters' ids, the directory ids of their first disks, endpoints), as `kafka-storage format"
+        " --initial-controllers` writes it; a lost disk's replacement gets a new directory id, so the"
+        " node is an observer. Presets with voter changes or spares (AddVoter, RemoveVoter, an"
+        " observer's Fetch to a bootstrap server) are not driven yet",
+    "control records":
+        "the first leader of a log whose voter set is still the bootstrap checkpoint's writes, in the"
+        " batch of its LeaderChange record, a KRaftVersionRecord and the VotersRecord of that set"
+        " (LeaderState.appendStartOfEpochControlRecords); the model keeps the bootstrap set before"
+        " offset 0 and writes only the LeaderChange. Those two records are not compared, and every"
+        " offset (HW, fetch offset, last offset, diverging end offset) is compared as the number of"
+        " compared records below it",
     "Send* of a request the real node holds no longer":
         "the model may send (or resend) a request whenever its guard holds; Kafka resends only after"
         " the request timed out or failed and backed off (RequestManager), and BeginQuorumEpoch only"
@@ -107,7 +113,7 @@ ABSTRACTIONS = {
 
 from model.kraft.params import PRESETS as _ALL_PRESETS  # noqa: E402
 
-# The presets a static voter set can run (no spares, no voter changes): `kcheck conform`'s default.
+# The presets with the bootstrap voter set throughout (no spares, no voter changes): `kcheck conform`'s default.
 PRESETS = tuple(name for name, c in _ALL_PRESETS.items() if not c.get("spares") and not c.get("voter_changes"))
 
 
@@ -134,9 +140,10 @@ class KraftAdapter:
             raise ConfigError(f"variant {model.variant} has no pre-vote, but these Kafka jars have KIP-996's "
                               "pre-vote: use a variant with pre-vote (kafka-4.1)")
         if p.dynamic:
-            raise ConfigError("the conformance adapter runs static voters (kraft.version 0): presets with "
-                              "spares or voter_changes are not supported")
+            raise ConfigError("the kraft conformance adapter does not drive voter changes yet: a preset with "
+                              "spares or voter_changes (AddVoter, RemoveVoter) is not supported")
         self.params = p
+        self.kraft_version = KRAFT_VERSION
         self._java()
         self.nodes: list[_Node] = []
         self.flight: list[_Flight] = []  # messages in flight, one per model message
@@ -186,6 +193,28 @@ class KraftAdapter:
             cfg.put(k, self.Integer(v))
         self.quorum_config = QC(J("org.apache.kafka.common.config.AbstractConfig")(QC.CONFIG_DEF, cfg))
 
+    def _bootstrap_voters(self) -> Any:
+        """The bootstrap voter set `kafka-storage format --initial-controllers` writes: each voter's
+        id, the directory id of its first disk, its endpoint (kraft.version 1)."""
+        J = self.J
+        nodes = J("java.util.HashMap")()
+        VoterNode = J("org.apache.kafka.raft.VoterSet$VoterNode")
+        for v in range(self.params.voters):
+            node = self.nodes[v]
+            nodes.put(self.Integer(v), VoterNode.of(
+                J("org.apache.kafka.raft.ReplicaKey").of(v, node.directory), node.endpoints(),
+                J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange()))
+        return J("org.apache.kafka.raft.VoterSet").fromMap(nodes)
+
+    def bootstrap_servers(self) -> Any:
+        """controller.quorum.bootstrap.servers: the bootstrap voters' endpoints (kraft.version 1)."""
+        J = self.J
+        servers = J("java.util.ArrayList")()
+        if self.kraft_version == 1:
+            for v in range(self.params.voters):
+                servers.add(J("java.net.InetSocketAddress").createUnresolved(f"node-{v}", PORT))
+        return servers
+
     def pinned_random(self, seed: int) -> Any:
         """Kafka's MockableRandom with nextInt pinned to 1: the election timeout is its configured
         value + 1 ms and a lost election backs off 50 ms (RETRY_BACKOFF_BASE_MS x 1), never 0."""
@@ -203,12 +232,13 @@ class KraftAdapter:
         for v in range(self.params.voters):
             self.voter_addrs.put(self.Integer(v), ISA.createUnresolved(f"node-{v}", PORT))
         self.corr = J("java.util.concurrent.atomic.AtomicInteger")()
-        self.nodes = []
-        for i in range(len(state.nodes)):
-            node = _Node(self, i, seed=1000 + i)
+        self.nodes = [_Node(self, i, seed=1000 + i) for i in range(len(state.nodes))]
+        for node in self.nodes:
+            node.new_directory()
+        self.bootstrap = self._bootstrap_voters()
+        for node in self.nodes:
             node.fresh_disk()
             node.start()
-            self.nodes.append(node)
         self.flight, self.outbox = [], {}
         for node in self.nodes:
             node.poll()
@@ -219,7 +249,7 @@ class KraftAdapter:
         None. For a Send* whose request the real node does not hold, this lets the node's request
         timeout pass and polls it (nothing the abstraction shows changes; the engine checks)."""
         kind = type(action)
-        if kind is A.DiskLoss:
+        if kind is A.DiskLoss and self.kraft_version == 0:
             return "DiskLoss"
         if kind in SEND_KIND:
             key = self._send_key(state, action)
@@ -288,6 +318,7 @@ class KraftAdapter:
             self._collect(node)
         elif kind is A.DiskLoss:  # only along traces: walks do not draw it (drivable)
             node = self.nodes[action.node]
+            node.new_directory()
             node.fresh_disk()
             node.start()
             self.flight = [f for f in self.flight if not (f.dst == action.node)]
@@ -305,6 +336,14 @@ class KraftAdapter:
         self._send(successor)
         return None
 
+    def let_time_pass(self) -> None:
+        """Every node's clock past every timer, one node after the other, each polled: what the
+        real nodes do when no message moves (a lasso's forever, for the bug traces)."""
+        for node in self.nodes:
+            node.time.sleep(EXPIRE_MS)
+            node.poll()
+            self._collect(node)
+
     # --- the network ------------------------------------------------------------------------
 
     def _collect(self, node: "_Node") -> None:
@@ -314,7 +353,8 @@ class KraftAdapter:
             kind = self.api.get(out.data().apiKey())
             if kind is None:
                 continue  # EndQuorumEpoch and others the model does not have (ABSTRACTIONS)
-            self.outbox[(kind, node.id, out.destination().id())] = out
+            # a bootstrap server is a Node with a negative id; its host names the voter
+            self.outbox[(kind, node.id, int(str(out.destination().host()).rsplit("-", 1)[1]))] = out
 
     def _send(self, successor: KraftState) -> None:
         """Put in flight the requests the model sent in this step (they wait in the outbox). A
@@ -392,10 +432,10 @@ class KraftAdapter:
                 key = state.election().optionalVotedKey()
                 voted = key.get().id() if key.isPresent() else NO_ID
             hw_opt = q.highWatermark()
-            hw = hw_opt.get().offset() if hw_opt.isPresent() else NO_ID
+            hw = node.offset(hw_opt.get().offset()) if hw_opt.isPresent() else NO_ID
             if role == RESIGNED or (role != LEADER and not self.params.follower_hw):
                 hw = NO_ID
-            self._node_view(view, node.id, role, q.epoch(), q.leaderIdOrSentinel(), voted, node.log_entries(), hw)
+            self._node_view(view, node.id, role, q.epoch(), q.leaderIdOrSentinel(), voted, node.log_view()[0], hw)
         view["network"] = sorted(self._message_text(f) for f in self.flight)
         return view
 
@@ -424,7 +464,7 @@ class KraftAdapter:
         name = MESSAGE_NAMES[f.kind]
         if f.kind == VOTE_REQUEST:
             live = self._alive(f)
-            fields = (int(live), part.replicaEpoch(), part.lastOffsetEpoch(), part.lastOffset())
+            fields = (int(live), part.replicaEpoch(), part.lastOffsetEpoch(), self.nodes[f.src].offset(part.lastOffset()))
         elif f.kind == VOTE_RESPONSE:
             fields = (part.leaderEpoch(), part.leaderId(), _err(part.errorCode()), int(part.voteGranted()))
         elif f.kind == BQE_REQUEST:
@@ -434,7 +474,8 @@ class KraftAdapter:
             fields = (part.leaderEpoch(), part.leaderId(), _err(part.errorCode()))
         elif f.kind == FETCH_REQUEST:
             live = self._alive(f)
-            fields = (int(live), part.currentLeaderEpoch(), part.fetchOffset(), part.lastFetchedEpoch())
+            fields = (int(live), part.currentLeaderEpoch(), self.nodes[f.src].offset(part.fetchOffset()),
+                      part.lastFetchedEpoch())
         else:
             div = part.divergingEpoch()
             div_epoch = div.epoch()
@@ -443,8 +484,10 @@ class KraftAdapter:
                 div_epoch = requested  # MockLog's answer below the log's first epoch (ABSTRACTIONS)
             leader = part.currentLeader()
             records = self._records(part.records())
-            fields = (leader.leaderEpoch(), leader.leaderId(), _err(part.errorCode()), div_epoch, div.endOffset(),
-                      "[" + ",".join(records) + "]", part.highWatermark())
+            responder = self.nodes[f.src]
+            fields = (leader.leaderEpoch(), leader.leaderId(), _err(part.errorCode()), div_epoch,
+                      responder.offset(div.endOffset()), "[" + ",".join(records) + "]",
+                      responder.offset(part.highWatermark()))
         return f"{name} {f.src}->{f.dst} " + " ".join(str(x) for x in fields)
 
     def _records(self, records: Any) -> list[str]:
@@ -452,17 +495,28 @@ class KraftAdapter:
         if records is None:
             return out
         for batch in records.batches():
-            for record in batch:
-                out.append(f"{batch.partitionLeaderEpoch()}:{self._record_kind(batch, record)}")
+            out += [f"{batch.partitionLeaderEpoch()}:{k}" for k in self._batch_kinds(batch) if k is not None]
         return out
 
-    def _record_kind(self, batch: Any, record: Any) -> str:
+    def _batch_kinds(self, batch: Any) -> list[str | None]:
+        """The model's kind of each record of a batch: Data, LeaderChange, Voters[ids]; None for the
+        records the model does not have (ABSTRACTIONS: control records)."""
         if not batch.isControlBatch():
-            return kind_name(DATA)
-        t = self.ControlRecordType.parse(record.key())
-        if t == self.ControlRecordType.LEADER_CHANGE:
-            return kind_name(LEADER_CHANGE)
-        return str(t)
+            return [kind_name(DATA) for _ in batch]
+        CRT, kinds, records = self.ControlRecordType, [], list(batch)
+        types = [CRT.parse(r.key()) for r in records]
+        epoch_start = any(t == CRT.LEADER_CHANGE for t in types)
+        for record, t in zip(records, types):
+            if t == CRT.LEADER_CHANGE:
+                kinds.append(kind_name(LEADER_CHANGE))
+            elif t == CRT.KRAFT_VOTERS and not epoch_start:
+                voters = self.J("org.apache.kafka.common.record.ControlRecordUtils").deserializeVotersRecord(record)
+                kinds.append("Voters" + str(sorted(int(v.voterId()) for v in voters.voters())))
+            elif t in (CRT.KRAFT_VERSION, CRT.KRAFT_VOTERS):
+                kinds.append(None)
+            else:
+                kinds.append(str(t))
+        return kinds
 
     def abstractions(self) -> dict[str, str]:
         return dict(ABSTRACTIONS)
@@ -548,9 +602,27 @@ class _Node:
             J("org.apache.kafka.common.TopicPartition")("__cluster_metadata", 0),
             J("org.apache.kafka.common.Uuid").METADATA_TOPIC_ID, ctx)
         self.store = J("org.apache.kafka.raft.MockQuorumStateStore")()
+        if self.a.kraft_version == 1:  # the bootstrap checkpoint 0-0.checkpoint `kafka-storage format` writes
+            writer = (J("org.apache.kafka.snapshot.RecordsSnapshotWriter$Builder")()
+                      .setRawSnapshotWriter(self.log.createNewSnapshotUnchecked(
+                          J("org.apache.kafka.snapshot.Snapshots").BOOTSTRAP_SNAPSHOT_ID).get())
+                      .setKraftVersion(J("org.apache.kafka.server.common.KRaftVersion").KRAFT_VERSION_1)
+                      .setVoterSet(J("java.util.Optional").of(self.a.bootstrap))
+                      .build(J("org.apache.kafka.raft.internals.StringSerde")()))
+            writer.freeze()
+            writer.close()
+
+    def new_directory(self) -> None:
+        """A new disk's directory id (meta.properties): a restart keeps it, a lost disk's replacement
+        has a new one."""
         self.disks = getattr(self, "disks", 0) + 1
-        # the directory id lives on the disk (meta.properties): a restart keeps it, a new disk has a new one
-        self.directory = J("org.apache.kafka.common.Uuid")(0x6b63686563000000 + self.id, 0x1000 + self.disks)
+        self.directory = self.a.J("org.apache.kafka.common.Uuid")(0x6b63686563000000 + self.id, 0x1000 + self.disks)
+
+    def endpoints(self) -> Any:
+        J = self.a.J
+        return J("org.apache.kafka.raft.Endpoints").fromInetSocketAddresses(J("java.util.Collections").singletonMap(
+            J("org.apache.kafka.raft.MockNetworkChannel").LISTENER_NAME,
+            J("java.net.InetSocketAddress").createUnresolved(f"node-{self.id}", PORT)))
 
     def start(self) -> None:
         """A new process on this node's disk: a new client, channel and queue (KafkaRaftClient.initialize)."""
@@ -560,17 +632,17 @@ class _Node:
         self.channel = J("org.apache.kafka.raft.MockNetworkChannel")(a.corr)
         self.queue = J("org.apache.kafka.raft.MockMessageQueue")()
         Collections = J("java.util.Collections")
-        endpoints = J("org.apache.kafka.raft.Endpoints").fromInetSocketAddresses(Collections.singletonMap(
-            self.channel.listenerName(), J("java.net.InetSocketAddress").createUnresolved(f"node-{self.id}", PORT)))
+        endpoints = self.endpoints()
         self.client = a.ctor.newInstance(
             J("java.util.OptionalInt").of(self.id), self.directory,
             J("org.apache.kafka.raft.internals.StringSerde")(), self.channel, self.queue, self.log,
             J("org.apache.kafka.raft.internals.BatchMemoryPool")(2, a.krc.MAX_BATCH_SIZE_BYTES), self.time,
             J("org.apache.kafka.raft.MockExpirationService")(self.time),
-            a.Integer(0), J("java.lang.Boolean")(True), CLUSTER_ID, Collections.emptyList(), endpoints,
+            a.Integer(0), J("java.lang.Boolean")(True), CLUSTER_ID, a.bootstrap_servers(), endpoints,
             J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange(), ctx,
             a.pinned_random(self.seed * 7919 + self.incarnation), a.quorum_config)
-        self.client.initialize(a.voter_addrs, self.store, J("org.apache.kafka.common.metrics.Metrics")(self.time))
+        static = a.voter_addrs if a.kraft_version == 0 else J("java.util.HashMap")()
+        self.client.initialize(static, self.store, J("org.apache.kafka.common.metrics.Metrics")(self.time))
 
     def quorum(self) -> Any:
         return self.a.quorum_m.invoke(self.client)
@@ -605,13 +677,26 @@ class _Node:
         rm = self.a.rm_field.get(self.client)
         return bool(rm.isResponseExpected(out.destination(), out.correlationId()))
 
-    def log_entries(self) -> list[tuple[int, str]]:
+    def log_view(self) -> tuple[list[tuple[int, str]], list[int]]:
+        """The log as the model sees it, (epoch, kind) per entry, and for each real offset up to the
+        log end the number of those entries below it (the model's offset)."""
         info = self.log.read(0, self.a.Isolation.UNCOMMITTED)
-        out = []
+        entries: list[tuple[int, str]] = []
+        index: list[int] = []
         for batch in info.records.batches():
-            for record in batch:
-                out.append((batch.partitionLeaderEpoch(), self.a._record_kind(batch, record)))
-        return out
+            for kind in self.a._batch_kinds(batch):
+                index.append(len(entries))
+                if kind is not None:
+                    entries.append((batch.partitionLeaderEpoch(), kind))
+        index.append(len(entries))
+        return entries, index
+
+    def offset(self, offset: int) -> int:
+        """A real offset of this node's log as the model's (entries below it); -1 stays -1."""
+        if offset < 0:
+            return int(offset)
+        index = self.log_view()[1]
+        return index[offset] if offset < len(index) else int(offset) - len(index) + 1 + index[-1]
 
 
 ADAPTER = KraftAdapter

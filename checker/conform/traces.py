@@ -60,13 +60,25 @@ def drive_trace(path: str, adapter_cls: Any, report: engine.Report, model_name: 
         return result
     first, steps = behaviour(model, doc, path)
     scratch = engine.Report(rc.model, rc.variant, [rc.preset])  # a trace's steps are not the walks' counts
+    lasso = isinstance(doc.get("loop"), int)
     try:
         out = engine.drive(adapter, path, steps, first, scratch)
+        moved: dict[str, Any] = {}
+        if out.difference is None and lasso and hasattr(adapter, "let_time_pass"):
+            # a lasso's loop repeats forever: then time passes, and every timer of the real nodes expires
+            last = out.trail[-1][1]
+            adapter.let_time_pass()
+            moved = engine.compare(adapter.abstract(last), adapter.observe())
     finally:
         adapter.close()
     d = out.difference
-    if d is None:
-        result.update(result=FOLLOWED, outcome=f"the real code takes all {out.steps} steps of the bug's behaviour")
+    if d is None and moved:
+        result.update(result=PARTED, step=out.steps, action="time passes (the lasso's forever)",
+                      outcome=f"the real code takes all {out.steps} steps, but not the loop forever: when time passes, "
+                      + "; ".join(f"{k} {m!r} -> {r!r}" for k, (m, r) in sorted(moved.items())))
+    elif d is None:
+        result.update(result=FOLLOWED, outcome=f"the real code takes all {out.steps} steps of the bug's behaviour"
+                      + (" and its loop forever (time passing changes nothing)" if lasso else ""))
     else:
         what = f"refuses step {d.step} ({d.action}): {d.reason}" if d.kind == REFUSED else \
             f"parts at step {d.step} ({d.action}): " + "; ".join(
