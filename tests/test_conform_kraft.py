@@ -185,3 +185,11 @@ def test_docs_worked_example_prints_what_docs_show(classpath, capsys):
     printed = capsys.readouterr().out.splitlines()
     timing = re.compile(r" in [0-9.]+ s \([0-9]+ steps/s\)")
     assert [timing.sub("", x) for x in printed] == [timing.sub("", x) for x in block]
+
+
+def test_timeout_is_incomplete_with_what_was_done(classpath):
+    out = _kcheck("conform", "--preset", "smoke", "--walks", "1000000", "--timeout", "3", "--json",
+                  "--kafka-classpath", classpath)
+    assert out.returncode == 3, out.stderr
+    report = json.loads(out.stdout)
+    assert report["result"] == "interrupted" and report["interrupted"] and report["behaviours"] < 1000000

@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return _run(args)
+        with engine.stop_at_step_boundaries():
+            return _run(args)
     except ConfigError as e:
         print(f"kcheck: error: {' '.join(str(e).splitlines())}", flush=True, file=__import__('sys').stderr)
         return EXIT_BAD_INPUT
@@ -110,7 +111,14 @@ def run_traces(paths: list[str], adapter_cls: Any, report: engine.Report, model_
 
     results = []
     for path in paths:
-        result = traces.drive_trace(path, adapter_cls, report, model_name)
+        if engine.stopping():
+            report.interrupted = True
+            break
+        try:
+            result = traces.drive_trace(path, adapter_cls, report, model_name)
+        except engine.Stopped:
+            report.interrupted = True
+            break
         results.append(result)
     return results
 
@@ -185,10 +193,11 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
             lines.append(f"  {key}: model {json.dumps(m)}, real {json.dumps(r)}")
         lines.append("  behaviour so far:")
         lines += [f"    {i}. {a!r}" for i, (a, _) in enumerate(first.trail[1:], 1)]
-    elif report.behaviours == 0:
-        lines.append("no walks: only the traces above were driven" if report.traces else "nothing was driven")
     elif report.interrupted:
-        lines.append(f"INCOMPLETE: interrupted after {report.behaviours} behaviours; every step so far agreed")
+        lines.append(f"INCOMPLETE: interrupted after {report.behaviours} walks ({report.steps:,} steps);"
+                     " every step so far agreed")
+    elif report.behaviours == 0:
+        lines.append("no walks: only the traces above were driven")
     else:
         lines.append(f"AGREE: every step of {report.behaviours} walks agreed with the real code" + (" (but for the documented divergences above)" if report.known else ""))
     return "\n".join(lines)

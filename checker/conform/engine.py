@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import importlib
 import random
+import signal
 import time
+from contextlib import contextmanager
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -21,6 +23,39 @@ from checker.walks import Walker, _below, swarm_weights, walk_seed
 from model.interface import action_name
 
 Step = tuple[Any, Any, Any]  # (state, action, successor)
+
+_stop_requested = False
+
+
+class Stopped(Exception):
+    """A stop request (Ctrl-C, SIGTERM), taken between two steps: never inside a call into the JVM."""
+
+
+def request_stop(*_: Any) -> None:
+    """A signal handler: note the request; the step loop stops at the next step boundary."""
+    global _stop_requested
+    _stop_requested = True
+
+
+def stopping() -> bool:
+    return _stop_requested
+
+
+@contextmanager
+def stop_at_step_boundaries() -> Iterator[None]:
+    """While a run drives the JVM, SIGINT and SIGTERM only note a stop request (an exception raised
+    by a handler in the middle of a JPype call would crash the process)."""
+    global _stop_requested
+    _stop_requested = False
+    try:
+        previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @dataclass
@@ -99,6 +134,8 @@ def drive(adapter: Any, name: str, behaviour: Iterable[Step], first: Any, report
         return out
     known = known_divergence_of(adapter)
     for state, action, successor in behaviour:
+        if _stop_requested:
+            raise Stopped()
         out.steps += 1
         report.steps += 1
         kind = action_name(action)
@@ -192,7 +229,7 @@ def run_walks(models: Sequence[tuple[str, Any]], make_adapter: Callable[[Any], A
     start = time.monotonic()
     try:
         for w in range(walks):
-            if deadline is not None and time.monotonic() > deadline:
+            if _stop_requested or (deadline is not None and time.monotonic() > deadline):
                 report.interrupted = True
                 break
             label, model = models[w % len(models)]
@@ -204,7 +241,7 @@ def run_walks(models: Sequence[tuple[str, Any]], make_adapter: Callable[[Any], A
                 elif report.first is None:
                     report.first = out
                     break
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Stopped):
         report.interrupted = True
     finally:
         report.seconds += time.monotonic() - start

@@ -76,8 +76,9 @@ def start_jvm(classpath: str | None) -> None:
             raise ConfigError("no Java runtime found: install Java 17 (e.g. apt-get install openjdk-17-jre-headless) "
                               "or set JAVA_HOME") from None
     try:
+        # interrupt=False: Ctrl-C stays Python's (kcheck conform stops between two steps)
         jpype.startJVM("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Xss4m",
-                       classpath=jars, convertStrings=False)
+                       classpath=jars, convertStrings=False, interrupt=False)
     except Exception as e:
         raise ConfigError(f"cannot start the JVM: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
     _started = jars
