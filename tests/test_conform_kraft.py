@@ -193,3 +193,26 @@ def test_timeout_is_incomplete_with_what_was_done(classpath):
     assert out.returncode == 3, out.stderr
     report = json.loads(out.stdout)
     assert report["result"] == "interrupted" and report["interrupted"] and report["behaviours"] < 1000000
+
+
+def test_a_follower_that_voted_for_itself_restarts_as_follower_in_the_jars(classpath):
+    """The version gap the walks found (restart preset): a Candidate that learns the leader of its
+    epoch follows it and keeps its vote for itself; restarted, Kafka 4.1 (the model) comes back
+    Candidate, the jars (whose FollowerState persists no vote) Follower. Named, not agreement."""
+    from checker.conform import engine
+    from checker.conform.kraft import FOLLOWER_VOTE, KraftAdapter
+    from model.kraft import actions as A
+
+    model = load_config(model="kraft", variant="no-pre-vote", preset="restart").build()
+    path = [A.ElectionTimeout(0), A.HandleVoteRequest(0, 1), A.HandleVoteResponse(1, 0), A.ElectionTimeout(2),
+            A.HandleBeginQuorumEpochRequest(0, 2), A.Restart(2)]
+    steps, s = [], model.init_states()[0]
+    for a in path:
+        t = model.next_state(s, a)
+        assert t is not None, a
+        steps.append((s, a, t))
+        s = t
+    report = engine.Report("kraft", "no-pre-vote", ["restart"])
+    out = engine.drive(KraftAdapter(model), "scripted", steps, model.init_states()[0], report)
+    assert out.difference is not None and out.difference.step == len(path)
+    assert out.difference.keys["node2.role"] == ("Candidate", "Follower") and out.known == FOLLOWER_VOTE
