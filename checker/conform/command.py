@@ -40,6 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--swarm", action="store_true", help="swarm walks: each walk weights the action kinds")
     parser.add_argument("--traces", nargs="+", metavar="TRACE", default=[],
                         help="also drive the real code along these ITF traces (e.g. traces/kraft/*.itf.json)")
+    parser.add_argument("--simulate", type=nonnegative_int, default=0, metavar="N",
+                        help="kraft: also run the real nodes under N seeded random simulations (--depth steps, seeds"
+                             " --seed..) and check each recorded trace with the model, as kcheck replay does")
+    parser.add_argument("--simulate-out", metavar="DIR",
+                        help="write each simulation's ITF trace (sim-SEED.itf.json) into DIR for kcheck replay")
     parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                         help="stop starting walks after this long (exit 3, with what was done)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
@@ -56,8 +61,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.walks == 0 and not args.traces:
-        raise ConfigError("nothing to drive: --walks 0 and no --traces")
+    if args.walks == 0 and not args.traces and not args.simulate:
+        raise ConfigError("nothing to drive: --walks 0, no --traces, no --simulate")
+    if args.simulate and args.model != "kraft":
+        raise ConfigError("--simulate runs the kraft nodes only (--model kraft)")
+    if args.simulate_out:
+        from checker.outputs import check_dir
+        check_dir("--simulate-out", args.simulate_out)
     definition = load_definition(args.model)
     jars = resolve_classpath(args.kafka_classpath)
     adapter_cls = adapter_for(args.model)
@@ -92,13 +102,29 @@ def _run(args: argparse.Namespace) -> int:
         engine.run_walks([(p, m) for p, _, m in models], adapter_cls, args.seed, args.walks, args.depth,
                          args.swarm, report, deadline)
     report.traces = trace_results
+    sim = None
+    if args.simulate and report.first is None and not report.interrupted:
+        from checker.conform import kraft_sim
+        sim = kraft_sim.simulate(rc0.variant, args.simulate, args.depth, args.seed, args.simulate_out,
+                                 stop=engine.stopping)
+        report.interrupted = report.interrupted or bool(sim.get("interrupted"))
     if args.trace_out and report.first is not None:
         _write_trace(args.trace_out, report, models)
+    elif args.trace_out and sim is not None and sim["first_invalid"] is not None:
+        from checker import itf
+        itf.write(args.trace_out, sim["first_invalid"]["document"])
     if args.json:
-        print(json.dumps(report_json(report, jars)))
+        out = report_json(report, jars)
+        if sim is not None:
+            out["simulation"] = {k: v for k, v in sim.items() if k != "first_invalid"}
+            out["simulation"]["first_invalid"] = None if sim["first_invalid"] is None else {
+                k: v for k, v in sim["first_invalid"].items() if k != "document"}
+        print(json.dumps(out))
     else:
         print(report_text(report, jars))
-    if report.first is not None:
+        if sim is not None:
+            print(simulation_text(sim))
+    if report.first is not None or (sim is not None and sim["first_invalid"] is not None):
         return EXIT_VIOLATION
     if report.interrupted or (report.behaviours == 0 and not report.traces):
         return EXIT_INCOMPLETE
@@ -197,7 +223,24 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
         lines.append(f"INCOMPLETE: interrupted after {report.behaviours} walks ({report.steps:,} steps);"
                      " every step so far agreed")
     elif report.behaviours == 0:
-        lines.append("no walks: only the traces above were driven")
+        lines.append("no walks" + (": only the traces above were driven" if report.traces else ""))
     else:
         lines.append(f"AGREE: every step of {report.behaviours} walks agreed with the real code" + (" (but for the documented divergences above)" if report.known else ""))
+    return "\n".join(lines)
+
+
+def simulation_text(sim: dict[str, Any]) -> str:
+    """The other direction's lines: simulations of the real nodes, each replayed against the model."""
+    counts = ", ".join(f"{k} {n:,}" for k, n in sorted(sim["action_counts"].items()))
+    lines = [f"trace validation: {sim['runs']} simulations of the real nodes, {sim['steps']:,} steps"
+             f" ({counts}); replayed against the model with --set "
+             + " ".join(f"{k}={json.dumps(sim['config'][k])}" for k in ("max_epoch", "max_log", "max_in_flight"))]
+    bad = sim["first_invalid"]
+    if bad is not None:
+        lines.append(f"TRACE INVALID: simulation seed {bad['seed']}: {bad['result']} at step {bad['step']}"
+                     f" ({bad['action']}); --trace-out writes it for kcheck replay")
+    elif sim.get("interrupted"):
+        lines.append(f"INCOMPLETE: interrupted; {sim['valid']} of {sim['runs']} valid so far")
+    else:
+        lines.append(f"VALID: all {sim['runs']} recorded traces are behaviours of the model")
     return "\n".join(lines)

@@ -38,6 +38,9 @@ EXPIRE_MS = 2 * FETCH_TIMEOUT_MS  # beyond election (2 x 10 s + backoff), fetch 
 PORT = 9093
 CLUSTER_ID = "kcheck-conform-cluster"
 KRAFT_VERSION = 1  # 1: a bootstrap checkpoint with the voters' directory ids (Kafka 4.1's format); 0: static voters
+# Batch buffers of a client's BatchMemoryPool (KafkaRaftClient's public constructor uses 5).
+MEMORY_BATCHES = 5
+MAX_LOG = 2  # MockLog.read returns at most two batches: longer logs would make partial Fetch answers
 POLLS = 3  # poll() runs the role's timers and sends, then handles one message: a step takes several
 
 # Model variants the jars of a snapshot before KIP-996 can represent (no Prospective state).
@@ -70,6 +73,10 @@ ABSTRACTIONS = {
         "a request whose sender reset its connections (role change, restart) is still handled by its"
         " receiver, but the model sends no response (live=false); the adapter drops the real one,"
         " which the sender's RequestManager would ignore (isResponseExpected is false)",
+    "MockLog partial reads":
+        "MockLog.read returns at most two batches (a test double's way to exercise partial reads),"
+        " so a real Fetch answer carries at most two batches where KafkaMetadataLog and the model"
+        " send the rest of the log: configurations with max_log above 2 are refused",
     "MockLog.endOffsetForEpoch":
         "the real log is Kafka's test double MockLog. Asked for an epoch below every epoch in the log,"
         " it answers (start of the first epoch, epoch 0) where KafkaMetadataLog (UnifiedLog's"
@@ -139,6 +146,9 @@ class KraftAdapter:
         if not model.ctx.proto.pre_vote and has_class(PRE_VOTE_CLASS):
             raise ConfigError(f"variant {model.variant} has no pre-vote, but these Kafka jars have KIP-996's "
                               "pre-vote: use a variant with pre-vote (kafka-4.1)")
+        if p.max_log > MAX_LOG:
+            raise ConfigError(f"max_log = {p.max_log}: the real log (MockLog) answers a Fetch with at most two "
+                              f"batches, where the model sends the whole rest of the log; use max_log <= {MAX_LOG}")
         if p.dynamic:
             raise ConfigError("the kraft conformance adapter does not drive voter changes yet: a preset with "
                               "spares or voter_changes (AddVoter, RemoveVoter) is not supported")
@@ -653,7 +663,7 @@ class _Node:
         self.client = a.ctor.newInstance(
             J("java.util.OptionalInt").of(self.id), self.directory,
             J("org.apache.kafka.raft.internals.StringSerde")(), self.channel, self.queue, self.log,
-            J("org.apache.kafka.raft.internals.BatchMemoryPool")(2, a.krc.MAX_BATCH_SIZE_BYTES), self.time,
+            J("org.apache.kafka.raft.internals.BatchMemoryPool")(MEMORY_BATCHES, a.krc.MAX_BATCH_SIZE_BYTES), self.time,
             J("org.apache.kafka.raft.MockExpirationService")(self.time),
             a.Integer(0), J("java.lang.Boolean")(True), CLUSTER_ID, a.bootstrap_servers(), endpoints,
             J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange(), ctx,
@@ -697,14 +707,15 @@ class _Node:
     def log_view(self) -> tuple[list[tuple[int, str]], list[int]]:
         """The log as the model sees it, (epoch, kind) per entry, and for each real offset up to the
         log end the number of those entries below it (the model's offset)."""
-        info = self.log.read(0, self.a.Isolation.UNCOMMITTED)
         entries: list[tuple[int, str]] = []
         index: list[int] = []
-        for batch in info.records.batches():
-            for kind in self.a._batch_kinds(batch):
-                index.append(len(entries))
-                if kind is not None:
-                    entries.append((batch.partitionLeaderEpoch(), kind))
+        end = self.log.endOffset().offset()
+        while len(index) < end:  # MockLog.read returns at most two batches
+            for batch in self.log.read(len(index), self.a.Isolation.UNCOMMITTED).records.batches():
+                for kind in self.a._batch_kinds(batch):
+                    index.append(len(entries))
+                    if kind is not None:
+                        entries.append((batch.partitionLeaderEpoch(), kind))
         index.append(len(entries))
         return entries, index
 
