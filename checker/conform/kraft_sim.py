@@ -242,6 +242,8 @@ def simulate(variant: str, runs: int, depth: int, seed: int, out_dir: str | None
 
     rc = load_config(model="kraft", variant=variant, preset="default", overrides=OVERRIDES)
     model = rc.build()
+    if out_dir is not None:
+        os.makedirs(out_dir, exist_ok=True)
     adapter = K.KraftAdapter(model)
     counts: Counter = Counter()
     result: dict[str, Any] = {"config": dict(rc.config), "runs": 0, "steps": 0, "valid": 0, "first_invalid": None}
@@ -257,7 +259,7 @@ def simulate(variant: str, runs: int, depth: int, seed: int, out_dir: str | None
             counts.update(a.split("(", 1)[0] for a, _ in steps[1:] if a)
             doc = itf_document(rc, steps, run_seed)
             if out_dir is not None:
-                itf.write(os.path.join(out_dir, f"sim-{run_seed}.itf.json"), doc)
+                itf.write(os.path.join(out_dir, f"sim-{run_seed}.itf.json"), doc, "--simulate-out")
             outcome = replay(model, steps)
             if outcome.result == VALID:
                 result["valid"] += 1
