@@ -106,8 +106,11 @@ def test_pre_vote_variants_are_refused_on_jars_before_kip_996(classpath):
     assert default_variant() == "no-pre-vote"
     with pytest.raises(ConfigError, match="pre-vote"):
         KraftAdapter(load_config(model="kraft", variant="kafka-4.1", preset="smoke").build())
-    with pytest.raises(ConfigError, match="voter changes"):
+    with pytest.raises(ConfigError, match="MockLog"):
         KraftAdapter(load_config(model="kraft", variant="no-pre-vote", preset="reconfig").build())
+    with pytest.raises(ConfigError, match="voter changes"):
+        KraftAdapter(load_config(model="kraft", variant="no-pre-vote", preset="reconfig",
+                                 overrides={"max_log": 2}).build())
 
 
 def test_bug_traces(classpath):
