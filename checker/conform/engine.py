@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from checker.conform.adapter import DIFFERS, REFUSED, Difference, compare  # noqa: F401 (compare: traces)
+from checker.conform.adapter import DIFFERS, REFUSED, Difference, compare
 from checker.walks import Walker, _below, swarm_weights, walk_seed
 from model.interface import action_name
 

@@ -302,7 +302,7 @@ class KraftAdapter:
             self._collect(node)
         elif kind is A.ClientAppend:
             node = self.nodes[action.node]
-            node.client.prepareAppend(node.quorum().epoch(), J_list(self, ["x"]))
+            node.client.prepareAppend(node.quorum().epoch(), java_list(self, ["x"]))
             node.client.schedulePreparedAppend()
             node.poll()
             self._collect(node)
@@ -591,7 +591,8 @@ def _partition(data: Any) -> Any:
     return data
 
 
-def J_list(adapter: KraftAdapter, items: list[str]) -> Any:
+def java_list(adapter: KraftAdapter, items: list[str]) -> Any:
+    """A java.util.ArrayList of Java strings (a client append's records)."""
     lst = adapter.J("java.util.ArrayList")()
     for x in items:
         lst.add(adapter.J("java.lang.String")(x))

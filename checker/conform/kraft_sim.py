@@ -129,8 +129,7 @@ class Simulation:
             handle = A.HANDLE_ACTION[f.kind](f.src, f.dst)
             out.append((handle, lambda f=f: self.deliver(f)))
             if self.used["losses"] < p.losses and self.faults() < p.faults:
-                drop = A.DropMessage(A.MESSAGE_NAMES[f.kind] if hasattr(A, "MESSAGE_NAMES") else
-                                     K.MESSAGE_NAMES[f.kind], f.src, f.dst)
+                drop = A.DropMessage(K.MESSAGE_NAMES[f.kind], f.src, f.dst)
                 out.append((drop, lambda f=f: self.drop(f)))
         busy = self.busy()
         if len(a.flight) < p.max_in_flight:
@@ -188,7 +187,7 @@ class Simulation:
         self.forget()
 
     def append(self, n: Any) -> None:
-        n.client.prepareAppend(n.quorum().epoch(), K.J_list(self.a, ["x"]))
+        n.client.prepareAppend(n.quorum().epoch(), K.java_list(self.a, ["x"]))
         n.client.schedulePreparedAppend()
         n.poll()
         self.a._collect(n)

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 from checker import itf
 from checker.config import ConfigError
 from checker.conform import engine
-from checker.conform.adapter import REFUSED
+from checker.conform.adapter import REFUSED, compare
 from checker.replay import trace_config
 
 FOLLOWED = "followed"    # the real code took every step and matched every state
@@ -68,7 +68,7 @@ def drive_trace(path: str, adapter_cls: Any, report: engine.Report, model_name: 
             # a lasso's loop repeats forever: then time passes, and every timer of the real nodes expires
             last = out.trail[-1][1]
             adapter.let_time_pass()
-            moved = engine.compare(adapter.abstract(last), adapter.observe())
+            moved = compare(adapter.abstract(last), adapter.observe())
     finally:
         adapter.close()
     d = out.difference
