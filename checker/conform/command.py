@@ -126,7 +126,7 @@ def _run(args: argparse.Namespace) -> int:
             print(simulation_text(sim))
     if report.first is not None or (sim is not None and sim["first_invalid"] is not None):
         return EXIT_VIOLATION
-    if report.interrupted or (report.behaviours == 0 and not report.traces):
+    if report.interrupted or (report.behaviours == 0 and not report.traces and sim is None):
         return EXIT_INCOMPLETE
     return EXIT_OK
 
@@ -177,7 +177,8 @@ def report_json(report: engine.Report, jars: list[str]) -> dict[str, Any]:
         "known_divergences": dict(report.known),
         "traces": report.traces,
         "interrupted": report.interrupted,
-        "result": "difference" if first else ("interrupted" if report.interrupted else "agree"),
+        "result": "difference" if first else ("interrupted" if report.interrupted else
+                                              "agree" if report.behaviours else "no walks"),
         "difference": None if first is None else {
             "behaviour": first.name, **first.difference.to_json(),
             "behaviour_so_far": [repr(a) for a, _ in first.trail[1:]]},
