@@ -745,6 +745,8 @@ COMMANDS: dict[str, Command] = {
     "simulate": Command.from_module("checker.simulate", "random walks, locally or on Spark"),
     "prove": Command.from_module("checker.prove", "Z3: inductive invariants and bounded model checking"),
     "replay": Command.from_module("checker.replay", "validate a trace (ITF JSON) step by step against a model"),
+    "conform": Command.from_module("checker.conform.command",
+                                   "drive the real Kafka code (jars, through JPype) along the model and compare"),
     "explore": Command.from_module("checker.explore", "walk a model by hand in a local web page"),
     "graph": Command.from_module("checker.graph_export", "export the state graph of a small configuration"
                                  " (DOT, GraphML, node-link JSON)"),

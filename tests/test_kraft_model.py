@@ -340,3 +340,23 @@ def test_candidate_keeps_its_election_after_a_lost_vote():
     t = _answer(m, _answer(m, s, 1, granted=False), 2, granted=False)
     assert t.nodes[0].role == CANDIDATE and t.history.last_event != PRE_VOTE_LOST
     assert m.next_state(t, A.ElectionTimeout(0)).nodes[0].role == PROSPECTIVE
+
+
+def test_observer_answers_begin_quorum_epoch_with_invalid_voter_key():
+    """handleBeginQuorumEpochRequest: a replica back from a lost disk (a new directory id) follows
+    the leader and answers INVALID_VOTER_KEY, since the request names its old voter key (found by
+    kcheck conform against KafkaRaftClient); the leader handles the answer without a state change."""
+    from model.kraft.rules import INVALID_VOTER_KEY
+    from model.kraft.state import BQE_RESPONSE
+
+    m = build("disk-loss", "no-pre-vote")
+    s = m.init_states()[0]
+    for a in (A.DiskLoss(2), A.ElectionTimeout(0), A.SendVote(0, 1), A.HandleVoteRequest(0, 1),
+              A.HandleVoteResponse(1, 0), A.SendBeginQuorumEpoch(0, 2), A.HandleBeginQuorumEpochRequest(0, 2)):
+        s = m.next_state(s, a)
+        assert s is not None, a
+    assert s.nodes[2].role == FOLLOWER and s.nodes[2].leader == 0 and s.nodes[2].observer
+    (answer,) = s.network
+    assert answer.kind == BQE_RESPONSE and answer.error == INVALID_VOTER_KEY and (answer.epoch, answer.leader) == (1, 0)
+    t = m.next_state(s, A.HandleBeginQuorumEpochResponse(2, 0))
+    assert t.nodes == s.nodes and t.network == ()

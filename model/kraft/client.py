@@ -318,7 +318,15 @@ def handle_begin_quorum_epoch_request(s: KraftState, c: Context, m: BeginQuorumE
     error = rules.validate_voter_only_request(m.src, m.epoch, n.epoch)
     if error != NONE:
         return _respond(s, m.live, BeginQuorumEpochResponse(BQE_RESPONSE, i, m.src, n.epoch, n.leader, error))
-    return maybe_transition(s, c, i, m.src, m.epoch)
+    after = maybe_transition(s, c, i, m.src, m.epoch)
+    consistent = rules.has_consistent_leader(m.epoch, m.src, i, n.epoch, n.leader, n.role == LEADER)
+    if not n.observer or not consistent:
+        return after
+    # isValidVoterKey: the request names the voter (id, old directory id), not this replica. The
+    # answer carries the epoch and leader it now knows and goes out before its next poll's Fetch.
+    t = after.nodes[i]
+    answer = BeginQuorumEpochResponse(BQE_RESPONSE, i, m.src, t.epoch, t.leader, INVALID_VOTER_KEY)
+    return maybe_transition(_respond(s, m.live, answer), c, i, m.src, m.epoch)
 
 
 def handle_begin_quorum_epoch_response(s: KraftState, c: Context, m: BeginQuorumEpochResponse) -> KraftState | None:

@@ -1,0 +1,250 @@
+"""The conformance engine: behaviours of the model, driven through an adapter on the real code and
+compared with it after every step.
+
+Behaviours come from seeded random walks (checker.walks: the same seed, preset and walk id give
+the same walk as `kcheck simulate`, as long as every action the walk draws can be driven; one the
+adapter cannot drive counts as skipped and the walk draws another, as it does for a disabled
+action) and from recorded traces (the catalogued bug variants' ITF traces). After the initial
+state and every step the adapter's `observe()` must equal `abstract(successor)` key by key.
+"""
+from __future__ import annotations
+
+import importlib
+import random
+import signal
+import time
+from contextlib import contextmanager
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from checker.conform.adapter import DIFFERS, REFUSED, Difference, compare
+from checker.walks import Walker, _below, swarm_weights, walk_seed
+from model.interface import action_name
+
+Step = tuple[Any, Any, Any]  # (state, action, successor)
+
+_stop_requested = False
+
+
+class Stopped(Exception):
+    """A stop request (Ctrl-C, SIGTERM), taken between two steps: never inside a call into the JVM."""
+
+
+def request_stop(*_: Any) -> None:
+    """A signal handler: note the request; the step loop stops at the next step boundary."""
+    global _stop_requested
+    _stop_requested = True
+
+
+def stopping() -> bool:
+    return _stop_requested
+
+
+@contextmanager
+def stop_at_step_boundaries() -> Iterator[None]:
+    """While a run drives the JVM, SIGINT and SIGTERM only note a stop request (an exception raised
+    by a handler in the middle of a JPype call would crash the process)."""
+    global _stop_requested
+    _stop_requested = False
+    try:
+        previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread
+        previous = {}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@dataclass
+class Outcome:
+    """One behaviour against the real code."""
+
+    name: str                          # "walk 17 (preset default)" or a trace's path
+    steps: int = 0
+    trail: list[tuple[Any, Any]] = field(default_factory=list)  # [(action or None, state)], up to the end
+    difference: Difference | None = None
+    known: str | None = None           # the documented divergence the difference is, if it is one
+
+
+@dataclass
+class Report:
+    """What a conformance run did: counts for vacuity, the first difference, the abstractions."""
+
+    model: str
+    variant: str
+    presets: list[str]
+    seed: int | None = None
+    depth: int = 0
+    swarm: bool = False
+    behaviours: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+    counts: Counter = field(default_factory=Counter)          # action kind -> steps driven
+    skipped: Counter = field(default_factory=Counter)         # action kind -> draws the adapter could not drive
+    skip_reasons: dict[str, str] = field(default_factory=dict)
+    known: Counter = field(default_factory=Counter)           # documented divergence -> behaviours ending there
+    first: Outcome | None = None                              # the first behaviour with an unknown difference
+    interrupted: bool = False
+    action_kinds: tuple[str, ...] = ()
+    disabled: dict[str, str] = field(default_factory=dict)    # kind -> why no preset's config enables it
+    abstractions: dict[str, str] = field(default_factory=dict)
+    traces: list[dict[str, Any]] = field(default_factory=list)  # per trace: path, steps, outcome
+
+    @property
+    def never(self) -> dict[str, str]:
+        """Action kinds never driven, each with why (disabled by config, not drivable, or not drawn)."""
+        out = {}
+        for kind in self.action_kinds:
+            if self.counts[kind]:
+                continue
+            if kind in self.skip_reasons:
+                reason = self.skip_reasons[kind]
+                out[kind] = (f"not drivable (abstraction {reason!r})" if reason in self.abstractions
+                             else f"not drivable: {reason}")
+            elif kind in self.disabled:
+                out[kind] = "disabled by the configuration: " + self.disabled[kind]
+            else:
+                out[kind] = "never drawn"
+        return out
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.steps / self.seconds if self.seconds > 0 else 0.0
+
+
+def known_divergence_of(adapter: Any) -> Callable[..., str | None] | None:
+    """The adapter's `known_divergence(state, action, successor, real)`, or its module's, if any."""
+    fn = getattr(adapter, "known_divergence", None)
+    if fn is None:
+        fn = getattr(importlib.import_module(type(adapter).__module__), "known_divergence", None)
+    return fn
+
+
+def drive(adapter: Any, name: str, behaviour: Iterable[Step], first: Any, report: Report) -> Outcome:
+    """Reset the adapter to `first`, take every step of `behaviour`, compare after each; stop at the
+    first difference (or refusal)."""
+    out = Outcome(name, trail=[(None, first)])
+    adapter.reset(first)
+    keys = compare(adapter.abstract(first), adapter.observe())
+    if keys:
+        out.difference = Difference(DIFFERS, 0, "init", keys)
+        return out
+    known = known_divergence_of(adapter)
+    for state, action, successor in behaviour:
+        if _stop_requested:
+            raise Stopped()
+        out.steps += 1
+        report.steps += 1
+        kind = action_name(action)
+        report.counts[kind] += 1
+        out.trail.append((action, successor))
+        refused = adapter.step(state, action, successor)
+        real = adapter.observe()
+        if refused:
+            out.difference = Difference(REFUSED, out.steps, repr(action), {}, refused)
+        else:
+            keys = compare(adapter.abstract(successor), real)
+            if keys:
+                out.difference = Difference(DIFFERS, out.steps, repr(action), keys)
+        if out.difference is not None:
+            if known is not None:
+                out.known = known(state, action, successor, real)
+            return out
+    return out
+
+
+class _Drivable:
+    """The model as a walk sees it: an action the adapter cannot drive from a state is disabled
+    there (counted in the report). The adapter's probe must leave the abstraction unchanged,
+    which `perturbed` records otherwise."""
+
+    def __init__(self, model: Any, adapter: Any, report: Report) -> None:
+        self._model, self._adapter, self._report = model, adapter, report
+        self._probe = getattr(adapter, "drivable", None)
+        self.perturbed: tuple[Any, dict] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    def next_state(self, state: Any, action: Any) -> Any:
+        nxt = self._model.next_state(state, action)
+        if nxt is None or self._probe is None:
+            return nxt
+        reason = self._probe(state, action)
+        if reason is None:
+            return nxt
+        kind = action_name(action)
+        self._report.skipped[kind] += 1
+        self._report.skip_reasons.setdefault(kind, reason)
+        keys = compare(self._adapter.abstract(state), self._adapter.observe())
+        if keys and self.perturbed is None:
+            self.perturbed = (action, keys)
+        return None
+
+
+def walk(model: Any, adapter: Any, seed: int, walk_id: int, depth: int, swarm: bool, report: Report,
+         label: str = "") -> Outcome:
+    """Walk `walk_id` of seed `seed` (checker.walks' seeding and kind-first choice), driven on the real code."""
+    drivable = _Drivable(model, adapter, report)
+    walker = Walker(drivable, keep_fingerprints=False)
+    rng = random.Random(walk_seed(seed, walk_id))
+    weights = swarm_weights(model, rng) if swarm else None
+    first = walker.inits[_below(rng, len(walker.inits))]
+
+    def steps() -> Iterator[Step]:
+        state = first
+        for _ in range(depth):
+            picked = walker._step(state, rng, weights)
+            if drivable.perturbed is not None:
+                action, keys = drivable.perturbed
+                raise _Perturbed(state, action, keys)
+            if picked is None:
+                return
+            _, action, successor = picked
+            yield state, action, successor
+            state = successor
+
+    name = f"walk {walk_id}" + (f" ({label})" if label else "")
+    try:
+        return drive(adapter, name, steps(), first, report)
+    except _Perturbed as p:
+        out = Outcome(name, steps=0)
+        out.difference = Difference(DIFFERS, 0, f"probing {p.action!r}", p.keys,
+                                    "the adapter's probe changed the real state")
+        return out
+
+
+class _Perturbed(Exception):
+    def __init__(self, state: Any, action: Any, keys: dict) -> None:
+        self.state, self.action, self.keys = state, action, keys
+
+
+def run_walks(models: Sequence[tuple[str, Any]], make_adapter: Callable[[Any], Any], seed: int, walks: int,
+              depth: int, swarm: bool, report: Report, deadline: float | None = None) -> Report:
+    """Walks 0..walks-1, walk w over models[w % len(models)] (a (label, model) pair per preset)."""
+    adapters = [make_adapter(m) for _, m in models]
+    start = time.monotonic()
+    try:
+        for w in range(walks):
+            if _stop_requested or (deadline is not None and time.monotonic() > deadline):
+                report.interrupted = True
+                break
+            label, model = models[w % len(models)]
+            out = walk(model, adapters[w % len(models)], seed, w, depth, swarm, report, label)
+            report.behaviours += 1
+            if out.difference is not None:
+                if out.known:
+                    report.known[out.known] += 1
+                elif report.first is None:
+                    report.first = out
+                    break
+    except (KeyboardInterrupt, Stopped):
+        report.interrupted = True
+    finally:
+        report.seconds += time.monotonic() - start
+        for a in adapters:
+            a.close()
+    return report

@@ -1,0 +1,731 @@
+"""The kraft model's map to the real KafkaRaftClient: one client per model node in this JVM, each
+with Kafka's own test doubles (MockLog, MockQuorumStateStore, MockNetworkChannel, MockMessageQueue,
+its own MockTime, a seeded java.util.Random), wired as Kafka's RaftEventSimulationTest does.
+
+The network is held here: a request a client puts on its channel waits in an outbox until the
+model sends it (a Send* action, or the sends a role change makes, `quorum.poll_sends`); then it is
+in flight with the model's message of the same (kind, src, dst) until delivered or dropped.
+Delivering a request is `handle` and `poll` at the receiver; its response, `mockReceive` and
+`poll` at the requester. A timer expiring is that node's clock moved past the timeout, and polls.
+
+Every place the model is coarser than the code is in ABSTRACTIONS (spec/kraft.md, "Conformance
+with the running code").
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from checker.config import ConfigError
+from checker.conform.jvm import has_class
+from model.kraft import actions as A
+from model.kraft.rules import (
+    CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, NO_ID, RESIGNED, ROLE_NAMES, UNATTACHED, VOTERS_BASE,
+)
+from model.kraft.state import (
+    BQE_REQUEST, BQE_RESPONSE, DATA, FETCH_REQUEST, FETCH_RESPONSE, LEADER_CHANGE, MESSAGE_NAMES, REQUESTS,
+    VOTE_REQUEST, VOTE_RESPONSE, KraftState, kind_name,
+)
+
+# Kafka timeouts (ms): a node's own clock moves only when the model says one of its timers expires,
+# by more than any of them (election timeout + pinned jitter, election backoff, fetch timeout,
+# check-quorum timer), so no timer expires by accident.
+ELECTION_TIMEOUT_MS = 10_000
+ELECTION_BACKOFF_MAX_MS = 1_000
+FETCH_TIMEOUT_MS = 20_000  # check quorum: 1.5 x this without fetches from a majority
+REQUEST_TIMEOUT_MS = 2_000
+RETRY_BACKOFF_MS = 10
+EXPIRE_MS = 2 * FETCH_TIMEOUT_MS  # beyond election (2 x 10 s + backoff), fetch and check-quorum timers
+PORT = 9093
+CLUSTER_ID = "kcheck-conform-cluster"
+KRAFT_VERSION = 1  # 1: a bootstrap checkpoint with the voters' directory ids (Kafka 4.1's format); 0: static voters
+# Batch buffers of a client's BatchMemoryPool (KafkaRaftClient's public constructor uses 5).
+MEMORY_BATCHES = 5
+MAX_LOG = 2  # MockLog.read returns at most two batches: longer logs would make partial Fetch answers
+POLLS = 3  # poll() runs the role's timers and sends, then handles one message: a step takes several
+
+# Model variants the jars of a snapshot before KIP-996 can represent (no Prospective state).
+PRE_VOTE_CLASS = "org.apache.kafka.raft.ProspectiveState"
+
+ABSTRACTIONS = {
+    "ElectionTimeout, FetchTimeout, CheckQuorumTimeout":
+        "the model's time is abstract: a timer may expire in any state its role runs it. Kafka has one"
+        " clock and separate timers (randomised election timeout, fetch timeout, check-quorum timer at"
+        " 1.5 x the fetch timeout, election backoff after a lost election); the adapter moves that"
+        " node's own MockTime past all of them and polls until the role changes (a Candidate needs two"
+        " polls: the timeout starts the backoff, the backoff's end starts the next election)",
+    "several polls per model step":
+        "KafkaRaftClient.poll runs the role's timers and sends, then handles at most one message; the"
+        " model's step (deliver, change role, send) is a handle followed by up to"
+        f" {POLLS} polls of that node",
+    "Fetch long polling":
+        "the followers run with fetch max wait 0 (KafkaRaftClient's fetchMaxWaitMs, 500 ms in"
+        " Kafka): the leader answers an empty Fetch at once instead of parking it in the fetch"
+        " purgatory until records arrive or the wait expires, which is the model's immediate answer",
+    "EndQuorumEpoch":
+        "not modelled: a resigned leader's EndQuorumEpoch requests are never delivered (as if each"
+        " were lost). Their effects are a follower's shortened fetch timer (the model's timers are"
+        " abstract) and learning the leader of a newer epoch (as BeginQuorumEpoch does)",
+    "BeginQuorumEpoch response NONE":
+        "the model keeps only error responses to BeginQuorumEpoch; a NONE response only acknowledges"
+        " (LeaderState.addAcknowledgementFrom), so the adapter drops it. Kafka then stops resending"
+        " BeginQuorumEpoch to that voter; the model may send it again any time",
+    "responses nobody waits for":
+        "a request whose sender reset its connections (role change, restart) is still handled by its"
+        " receiver, but the model sends no response (live=false); the adapter drops the real one,"
+        " which the sender's RequestManager would ignore (isResponseExpected is false)",
+    "MockLog partial reads":
+        "MockLog.read returns at most two batches (a test double's way to exercise partial reads),"
+        " so a real Fetch answer carries at most two batches where KafkaMetadataLog and the model"
+        " send the rest of the log: configurations with max_log above 2 are refused",
+    "MockLog.endOffsetForEpoch":
+        "the real log is Kafka's test double MockLog. Asked for an epoch below every epoch in the log,"
+        " it answers (start of the first epoch, epoch 0) where KafkaMetadataLog (UnifiedLog's"
+        " LeaderEpochFileCache.endOffsetFor) and the model answer (start of the first epoch, the"
+        " requested epoch); the adapter reads MockLog's (0, 0) in a Fetch response's diverging epoch"
+        " as the requested epoch. The follower truncates to offset 0 either way",
+    "jitter":
+        "the election timeout's and the election backoff's random parts are pinned (Kafka's"
+        " MockableRandom, nextInt = 1): a lost election backs off 50 ms, never 0 ms. With 0 ms Kafka"
+        " starts the next election in the poll after the rejection, a step the model takes as a"
+        " separate ElectionTimeout",
+    "voted":
+        "compared for Unattached and Candidate only: Kafka's FollowerState, LeaderState and"
+        " ResignedState keep no vote (ElectionState.withElectedLeader); the model keeps the vote of"
+        " the epoch there, and no rule reads it in those roles",
+    "hw (follower_hw = false)":
+        "with follower_hw off the model keeps an HW for leaders only; the real followers' HW is then"
+        " not compared (shown as -1)",
+    "voter sets":
+        "kraft.version 1: every disk is formatted with the bootstrap checkpoint (0-0.checkpoint: the"
+        " voters' ids, the directory ids of their first disks, endpoints), as `kafka-storage format"
+        " --initial-controllers` writes it; a lost disk's replacement gets a new directory id, so the"
+        " node is an observer. Presets with voter changes or spares (AddVoter, RemoveVoter, an"
+        " observer's Fetch to a bootstrap server) are not driven yet",
+    "control records":
+        "the first leader of a log whose voter set is still the bootstrap checkpoint's writes, in the"
+        " batch of its LeaderChange record, a KRaftVersionRecord and the VotersRecord of that set"
+        " (LeaderState.appendStartOfEpochControlRecords); the model keeps the bootstrap set before"
+        " offset 0 and writes only the LeaderChange. Those two records are not compared, and every"
+        " offset (HW, fetch offset, last offset, diverging end offset) is compared as the number of"
+        " compared records below it",
+    "Send* of a request the real node holds no longer":
+        "the model may send (or resend) a request whenever its guard holds; Kafka resends only after"
+        " the request timed out or failed and backed off (RequestManager), and BeginQuorumEpoch only"
+        " on its timer (half the fetch timeout) to voters that have not acknowledged. The adapter"
+        " resets that one connection (RequestManager.reset, what the request timeout and backoff"
+        " end in) rather than moving the node's clock, which would time out its other requests"
+        " (the model has no request timeouts), and polls; if the real node still builds no such"
+        " request the step is not drivable and the walk takes another action (counted as skipped)",
+}
+
+from model.kraft.params import PRESETS as _ALL_PRESETS  # noqa: E402
+
+# The presets with the bootstrap voter set throughout (no spares, no voter changes): `kcheck conform`'s default.
+PRESETS = tuple(name for name, c in _ALL_PRESETS.items() if not c.get("spares") and not c.get("voter_changes"))
+
+
+def default_variant() -> str:
+    """The variant the running JVM's jars represent: no-pre-vote before KIP-996, else kafka-4.1."""
+    return "kafka-4.1" if has_class(PRE_VOTE_CLASS) else "no-pre-vote"
+
+
+SEND_KIND = {A.SendVote: VOTE_REQUEST, A.SendBeginQuorumEpoch: BQE_REQUEST, A.SendFetch: FETCH_REQUEST}
+
+
+class KraftAdapter:
+    """The kraft model's adapter (checker.conform.adapter.Adapter)."""
+
+    model_name = "kraft"
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        p = model.params
+        if model.ctx.proto.pre_vote and not has_class(PRE_VOTE_CLASS):
+            raise ConfigError(f"variant {model.variant} has pre-vote (KIP-996), which these Kafka jars lack "
+                              "(no ProspectiveState): use --variant no-pre-vote, or a Kafka 4.1 class path")
+        if not model.ctx.proto.pre_vote and has_class(PRE_VOTE_CLASS):
+            raise ConfigError(f"variant {model.variant} has no pre-vote, but these Kafka jars have KIP-996's "
+                              "pre-vote: use a variant with pre-vote (kafka-4.1)")
+        if p.max_log > MAX_LOG:
+            raise ConfigError(f"max_log = {p.max_log}: the real log (MockLog) answers a Fetch with at most two "
+                              f"batches, where the model sends the whole rest of the log; use max_log <= {MAX_LOG}")
+        if p.dynamic:
+            raise ConfigError("the kraft conformance adapter does not drive voter changes yet: a preset with "
+                              "spares or voter_changes (AddVoter, RemoveVoter) is not supported")
+        self.params = p
+        self.kraft_version = KRAFT_VERSION
+        self._java()
+        self.nodes: list[_Node] = []
+        self.flight: list[_Flight] = []  # messages in flight, one per model message
+        self.outbox: dict[tuple[int, int, int], Any] = {}  # (kind, src, dst) -> RaftRequest.Outbound not yet sent
+        self.dead_epoch: dict[int, tuple[int, int]] = {}
+
+    # --- JVM classes ------------------------------------------------------------------------
+
+    def _java(self) -> None:
+        import jpype
+
+        J = jpype.JClass
+        self.J = J
+        self.jpype = jpype
+        self.Integer = J("java.lang.Integer")
+        krc = J("org.apache.kafka.raft.KafkaRaftClient")
+        self.ctor = next(c for c in krc.class_.getDeclaredConstructors() if c.getParameterCount() == 18)
+        self.ctor.setAccessible(True)
+        self.quorum_m = krc.class_.getDeclaredMethod("quorum")
+        self.quorum_m.setAccessible(True)
+        self.rm_field = krc.class_.getDeclaredField("requestManager")
+        self.rm_field.setAccessible(True)
+        self.state_field = J("org.apache.kafka.raft.QuorumState").class_.getDeclaredField("state")
+        self.state_field.setAccessible(True)
+        self.krc = krc
+        mockable = J("java.lang.Class").forName("org.apache.kafka.raft.MockableRandom")
+        self.mockable_ctor = mockable.getDeclaredConstructor(J("java.lang.Long").TYPE)
+        self.mockable_ctor.setAccessible(True)
+        self.mock_next_int = mockable.getDeclaredMethod("mockNextInt", self.Integer.TYPE)
+        self.mock_next_int.setAccessible(True)
+        ApiKeys = J("org.apache.kafka.common.protocol.ApiKeys")
+        self.api = {ApiKeys.VOTE.id: VOTE_REQUEST, ApiKeys.BEGIN_QUORUM_EPOCH.id: BQE_REQUEST,
+                    ApiKeys.FETCH.id: FETCH_REQUEST}
+        self.ApiMessageType = J("org.apache.kafka.common.message.ApiMessageType")
+        self.ControlRecordType = J("org.apache.kafka.common.record.ControlRecordType")
+        self.Isolation = J("org.apache.kafka.raft.Isolation")
+        self.RaftRequest = J("org.apache.kafka.raft.RaftRequest")
+        self.RaftResponse = J("org.apache.kafka.raft.RaftResponse")
+        cfg = J("java.util.HashMap")()
+        QC = J("org.apache.kafka.raft.QuorumConfig")
+        for k, v in [(QC.QUORUM_REQUEST_TIMEOUT_MS_CONFIG, REQUEST_TIMEOUT_MS),
+                     (QC.QUORUM_RETRY_BACKOFF_MS_CONFIG, RETRY_BACKOFF_MS),
+                     (QC.QUORUM_ELECTION_TIMEOUT_MS_CONFIG, ELECTION_TIMEOUT_MS),
+                     (QC.QUORUM_ELECTION_BACKOFF_MAX_MS_CONFIG, ELECTION_BACKOFF_MAX_MS),
+                     (QC.QUORUM_FETCH_TIMEOUT_MS_CONFIG, FETCH_TIMEOUT_MS),
+                     (QC.QUORUM_LINGER_MS_CONFIG, 0)]:
+            cfg.put(k, self.Integer(v))
+        self.quorum_config = QC(J("org.apache.kafka.common.config.AbstractConfig")(QC.CONFIG_DEF, cfg))
+
+    def _bootstrap_voters(self) -> Any:
+        """The bootstrap voter set `kafka-storage format --initial-controllers` writes: each voter's
+        id, the directory id of its first disk, its endpoint (kraft.version 1)."""
+        J = self.J
+        nodes = J("java.util.HashMap")()
+        VoterNode = J("org.apache.kafka.raft.VoterSet$VoterNode")
+        for v in range(self.params.voters):
+            node = self.nodes[v]
+            nodes.put(self.Integer(v), VoterNode.of(
+                J("org.apache.kafka.raft.ReplicaKey").of(v, node.directory), node.endpoints(),
+                J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange()))
+        return J("org.apache.kafka.raft.VoterSet").fromMap(nodes)
+
+    def bootstrap_servers(self) -> Any:
+        """controller.quorum.bootstrap.servers: the bootstrap voters' endpoints (kraft.version 1)."""
+        J = self.J
+        servers = J("java.util.ArrayList")()
+        if self.kraft_version == 1:
+            for v in range(self.params.voters):
+                servers.add(J("java.net.InetSocketAddress").createUnresolved(f"node-{v}", PORT))
+        return servers
+
+    def pinned_random(self, seed: int) -> Any:
+        """Kafka's MockableRandom with nextInt pinned to 1: the election timeout is its configured
+        value + 1 ms and a lost election backs off 50 ms (RETRY_BACKOFF_BASE_MS x 1), never 0."""
+        rnd = self.mockable_ctor.newInstance(self.J("java.lang.Long")(seed))
+        self.mock_next_int.invoke(rnd, self.Integer(1))
+        return rnd
+
+    # --- Adapter ----------------------------------------------------------------------------
+
+    def reset(self, state: KraftState) -> None:
+        J = self.J
+        self.close()
+        HashMap, ISA = J("java.util.HashMap"), J("java.net.InetSocketAddress")
+        self.voter_addrs = HashMap()
+        for v in range(self.params.voters):
+            self.voter_addrs.put(self.Integer(v), ISA.createUnresolved(f"node-{v}", PORT))
+        self.corr = J("java.util.concurrent.atomic.AtomicInteger")()
+        self.nodes = [_Node(self, i, seed=1000 + i) for i in range(len(state.nodes))]
+        for node in self.nodes:
+            node.new_directory()
+        self.bootstrap = self._bootstrap_voters()
+        for node in self.nodes:
+            node.fresh_disk()
+            node.start()
+        self.flight, self.outbox = [], {}
+        for node in self.nodes:
+            node.poll()
+            self._collect(node)
+
+    def drivable(self, state: KraftState, action: Any) -> str | None:
+        """Why the real code cannot be made to take this step at all (the walk takes another), or
+        None. For a Send* whose request the real node does not hold, this lets the node's request
+        timeout pass and polls it (nothing the abstraction shows changes; the engine checks)."""
+        kind = type(action)
+        if kind is A.DiskLoss and self.kraft_version == 0:
+            return "DiskLoss"
+        if kind in SEND_KIND:
+            key = self._send_key(state, action)
+            if key not in self.outbox:
+                return self._resend(key)
+        return None
+
+    @staticmethod
+    def _send_key(state: KraftState, action: Any) -> tuple[int, int, int]:
+        kind = type(action)
+        dst = action.dst if kind is not A.SendFetch else state.nodes[action.src].leader
+        return SEND_KIND[kind], action.src, dst
+
+    def _resend(self, key: tuple[int, int, int]) -> str | None:
+        """Let node key[1]'s outstanding request to key[2] time out and poll it; None if it then
+        builds the request, else the abstraction that names why not."""
+        node = self.nodes[key[1]]
+        rm = self.rm_field.get(node.client)
+        rm.reset(self.J("org.apache.kafka.common.Node")(key[2], f"node-{key[2]}", PORT))
+        node.poll()
+        self._collect(node)
+        return None if key in self.outbox else "Send* of a request the real node holds no longer"
+
+    def step(self, state: KraftState, action: Any, successor: KraftState) -> str | None:
+        try:
+            return self._step(state, action, successor)
+        except self.jpype.JException as e:
+            return f"{e.getClass().getSimpleName()}: {e.getMessage()}"
+
+    def _step(self, state: KraftState, action: Any, successor: KraftState) -> str | None:
+        kind = type(action)
+        if kind in (A.ElectionTimeout, A.FetchTimeout, A.CheckQuorumTimeout):
+            node = self.nodes[action.node]
+            before = node.position()
+            for _ in range(4):  # a Candidate: timeout -> backoff, backoff over -> new election
+                node.time.sleep(EXPIRE_MS)
+                node.poll()
+                if node.position() != before:
+                    break
+            self._collect(node)
+        elif kind is A.ClientAppend:
+            node = self.nodes[action.node]
+            node.client.prepareAppend(node.quorum().epoch(), java_list(self, ["x"]))
+            node.client.schedulePreparedAppend()
+            node.poll()
+            self._collect(node)
+        elif kind in SEND_KIND:
+            key = self._send_key(state, action)
+            if key not in self.outbox and self._resend(key) is not None:
+                return f"node {key[1]} builds no {MESSAGE_NAMES[key[0]]} to {key[2]}"
+        elif kind in A.HANDLE_ACTION.values():
+            msg_kind = next(k for k, a in A.HANDLE_ACTION.items() if a is kind)
+            f = self._take(msg_kind, action.src, action.dst)
+            if f is None:
+                return f"no {MESSAGE_NAMES[msg_kind]} from {action.src} to {action.dst} in flight on the real side"
+            if msg_kind in REQUESTS:
+                self._deliver_request(f)
+            else:
+                self._deliver_response(f)
+        elif kind is A.Restart:
+            node = self.nodes[action.node]
+            node.start()
+            self.flight = [f for f in self.flight if not (f.dst == action.node)]
+            self.outbox = {k: v for k, v in self.outbox.items() if k[1] != action.node}
+            node.poll()
+            self._collect(node)
+        elif kind is A.DiskLoss:  # only along traces: walks do not draw it (drivable)
+            node = self.nodes[action.node]
+            node.new_directory()
+            node.fresh_disk()
+            node.start()
+            self.flight = [f for f in self.flight if not (f.dst == action.node)]
+            self.outbox = {k: v for k, v in self.outbox.items() if k[1] != action.node}
+            node.poll()
+            self._collect(node)
+        elif kind is A.DropMessage:
+            f = self._take(A.MESSAGE_KIND[action.message], action.src, action.dst)
+            if f is None:
+                return f"no {action.message} from {action.src} to {action.dst} in flight on the real side"
+        elif kind in (A.CutLink, A.HealLink):
+            pass  # messages are held here, by the model's choice of deliveries
+        else:
+            return f"{kind.__name__} has no real counterpart in this adapter"
+        self._send(successor)
+        return None
+
+    def let_time_pass(self) -> None:
+        """Every node's clock past every timer, one node after the other, each polled: what the
+        real nodes do when no message moves (a lasso's forever, for the bug traces)."""
+        for node in self.nodes:
+            node.time.sleep(EXPIRE_MS)
+            node.poll()
+            self._collect(node)
+
+    # --- the network ------------------------------------------------------------------------
+
+    def _collect(self, node: "_Node") -> None:
+        """Move the requests node has put on its channel into the outbox (a newer one replaces an
+        older one to the same destination: the older one's sender no longer waits for it)."""
+        for out in node.channel.drainSendQueue():
+            kind = self.api.get(out.data().apiKey())
+            if kind is None:
+                continue  # EndQuorumEpoch and others the model does not have (ABSTRACTIONS)
+            # a bootstrap server is a Node with a negative id; its host names the voter
+            self.outbox[(kind, node.id, int(str(out.destination().host()).rsplit("-", 1)[1]))] = out
+
+    def _send(self, successor: KraftState) -> None:
+        """Put in flight the requests the model sent in this step (they wait in the outbox). A
+        request the model sends where a stale one of the same pair was (with stale_requests off,
+        the model loses a request whose sender reset its connections) replaces it."""
+        keys = {(m.kind, m.src, m.dst): m for m in successor.network}
+        # the model forgets a response (or, with stale_requests off, a request) once its requester
+        # has reset its connections; the real one goes too if nobody waits for it, else it stays
+        # and the comparison shows it
+        self.flight = [f for f in self.flight if (f.kind, f.src, f.dst) in keys or self._alive(f)]
+        have = {(f.kind, f.src, f.dst): f for f in self.flight}
+        for key, m in keys.items():
+            if m.kind not in REQUESTS or key not in self.outbox:
+                continue
+            old = have.get(key)
+            if old is not None and not (m.live and not self._alive(old)):
+                continue
+            if old is not None:
+                self.flight.remove(old)
+            out = self.outbox.pop(key)
+            self.flight.append(_Flight(m.kind, m.src, m.dst, out, out, self.nodes[m.src].incarnation))
+        # requests of a sender that has reset its connections are dead in the outbox too
+        for key in [k for k in self.outbox if not self.nodes[k[1]].expects(self.outbox[k])]:
+            del self.outbox[key]
+
+    def _alive(self, f: "_Flight") -> bool:
+        """Whether the requester's process still waits for the response to f's request."""
+        node = self.nodes[f.requester]
+        return f.incarnation == node.incarnation and node.expects(f.request)
+
+    def _take(self, kind: int, src: int, dst: int) -> "_Flight | None":
+        for f in self.flight:
+            if f.kind == kind and f.src == src and f.dst == dst:
+                self.flight.remove(f)
+                return f
+        return None
+
+    def _deliver_request(self, f: "_Flight") -> None:
+        dst, src = self.nodes[f.dst], self.nodes[f.src]
+        data = f.message.data()
+        inbound = self.RaftRequest.Inbound(
+            dst.channel.listenerName(), f.message.correlationId(),
+            self.ApiMessageType.fromApiKey(data.apiKey()).highestSupportedVersion(True), data,
+            dst.time.milliseconds())
+        dst.client.handle(inbound)
+        dst.poll()
+        self._collect(dst)
+        if not inbound.completion.isDone():
+            return
+        response = inbound.completion.get()
+        if not self._alive(f):
+            return  # nobody waits for it (ABSTRACTIONS: responses nobody waits for)
+        rkind = f.kind + 1
+        if rkind == BQE_RESPONSE and _partition(response.data()).errorCode() == 0:
+            return  # a NONE acknowledgement (ABSTRACTIONS)
+        self.flight.append(_Flight(rkind, f.dst, f.src, response, f.request, f.incarnation))
+
+    def _deliver_response(self, f: "_Flight") -> None:
+        node = self.nodes[f.dst]
+        node.channel.mockReceive(self.RaftResponse.Inbound(f.message.correlationId(), f.message.data(),
+                                                            f.request.destination()))
+        node.poll()
+        self._collect(node)
+
+    # --- observation ------------------------------------------------------------------------
+
+    def observe(self) -> dict[str, Any]:
+        view: dict[str, Any] = {}
+        for node in self.nodes:
+            q = node.quorum()
+            role = node.role(q)
+            state = self.state_field.get(q)
+            voted = NO_ID
+            if role in (UNATTACHED, CANDIDATE):
+                key = state.election().optionalVotedKey()
+                voted = key.get().id() if key.isPresent() else NO_ID
+            hw_opt = q.highWatermark()
+            hw = node.offset(hw_opt.get().offset()) if hw_opt.isPresent() else NO_ID
+            if role == RESIGNED or (role != LEADER and not self.params.follower_hw):
+                hw = NO_ID
+            self._node_view(view, node.id, role, q.epoch(), q.leaderIdOrSentinel(), voted, node.log_view()[0], hw)
+        view["network"] = sorted(self._message_text(f) for f in self.flight)
+        return view
+
+    def abstract(self, state: KraftState) -> dict[str, Any]:
+        view: dict[str, Any] = {}
+        for i, n in enumerate(state.nodes):
+            voted = n.voted if n.role in (UNATTACHED, CANDIDATE) else NO_ID
+            hw = n.hw if (n.role == LEADER or self.params.follower_hw) and n.role != RESIGNED else NO_ID
+            self._node_view(view, i, n.role, n.epoch, n.leader, voted, [(e, k) for e, k in n.log], hw)
+        view["network"] = sorted(_model_message_text(m) for m in state.network)
+        return view
+
+    @staticmethod
+    def _node_view(view: dict[str, Any], i: int, role: int, epoch: int, leader: int, voted: int,
+                   log: list[tuple[int, int]], hw: int) -> None:
+        view[f"node{i}.role"] = ROLE_NAMES[role] if 0 <= role < len(ROLE_NAMES) else str(role)
+        view[f"node{i}.epoch"] = int(epoch)
+        view[f"node{i}.leader"] = int(leader)
+        view[f"node{i}.voted"] = int(voted)
+        view[f"node{i}.log"] = [f"{e}:{kind_name(k) if isinstance(k, int) else k}" for e, k in log]
+        view[f"node{i}.hw"] = int(hw)
+
+    def _message_text(self, f: "_Flight") -> str:
+        data = f.message.data()
+        part = _partition(data)
+        name = MESSAGE_NAMES[f.kind]
+        if f.kind == VOTE_REQUEST:
+            live = self._alive(f)
+            fields = (int(live), part.replicaEpoch(), part.lastOffsetEpoch(), self.nodes[f.src].offset(part.lastOffset()))
+        elif f.kind == VOTE_RESPONSE:
+            fields = (part.leaderEpoch(), part.leaderId(), _err(part.errorCode()), int(part.voteGranted()))
+        elif f.kind == BQE_REQUEST:
+            live = self._alive(f)
+            fields = (int(live), part.leaderEpoch())
+        elif f.kind == BQE_RESPONSE:
+            fields = (part.leaderEpoch(), part.leaderId(), _err(part.errorCode()))
+        elif f.kind == FETCH_REQUEST:
+            live = self._alive(f)
+            fields = (int(live), part.currentLeaderEpoch(), self.nodes[f.src].offset(part.fetchOffset()),
+                      part.lastFetchedEpoch())
+        else:
+            div = part.divergingEpoch()
+            div_epoch = div.epoch()
+            requested = _partition(f.request.data()).lastFetchedEpoch()
+            if div_epoch == 0 and div.endOffset() == 0 and requested > 0:
+                div_epoch = requested  # MockLog's answer below the log's first epoch (ABSTRACTIONS)
+            leader = part.currentLeader()
+            records = self._records(part.records())
+            responder = self.nodes[f.src]
+            fields = (leader.leaderEpoch(), leader.leaderId(), _err(part.errorCode()), div_epoch,
+                      responder.offset(div.endOffset()), "[" + ",".join(records) + "]",
+                      responder.offset(part.highWatermark()))
+        return f"{name} {f.src}->{f.dst} " + " ".join(str(x) for x in fields)
+
+    def _records(self, records: Any) -> list[str]:
+        out = []
+        if records is None:
+            return out
+        for batch in records.batches():
+            out += [f"{batch.partitionLeaderEpoch()}:{k}" for k in self._batch_kinds(batch) if k is not None]
+        return out
+
+    def _batch_kinds(self, batch: Any) -> list[str | None]:
+        """The model's kind of each record of a batch: Data, LeaderChange, Voters[ids]; None for the
+        records the model does not have (ABSTRACTIONS: control records)."""
+        if not batch.isControlBatch():
+            return [kind_name(DATA) for _ in batch]
+        CRT, kinds, records = self.ControlRecordType, [], list(batch)
+        types = [CRT.parse(r.key()) for r in records]
+        epoch_start = any(t == CRT.LEADER_CHANGE for t in types)
+        for record, t in zip(records, types):
+            if t == CRT.LEADER_CHANGE:
+                kinds.append(kind_name(LEADER_CHANGE))
+            elif t == CRT.KRAFT_VOTERS and not epoch_start:
+                voters = self.J("org.apache.kafka.common.record.ControlRecordUtils").deserializeVotersRecord(record)
+                kinds.append("Voters" + str(sorted(int(v.voterId()) for v in voters.voters())))
+            elif t in (CRT.KRAFT_VERSION, CRT.KRAFT_VOTERS):
+                kinds.append(None)
+            else:
+                kinds.append(str(t))
+        return kinds
+
+    def abstractions(self) -> dict[str, str]:
+        return dict(ABSTRACTIONS)
+
+    def close(self) -> None:
+        self.nodes, self.flight, self.outbox = [], [], {}
+
+
+FOLLOWER_VOTE = ("the jars' FollowerState persists no vote (ElectionState.withElectedLeader, before KIP-996's"
+                 " ElectionState with both a leader and a vote): a follower that had voted for itself restarts"
+                 " as Follower, where Kafka 4.1 (the model) restarts it as Candidate")
+
+
+def known_divergence(state: KraftState, action: Any, successor: KraftState, real: dict[str, Any]) -> str | None:
+    """The documented divergence a difference after `action` is, or None: a version gap between the
+    jars (trunk of 2024-12-27) and Kafka 4.1, which the model describes."""
+    if isinstance(action, A.Restart):
+        i = action.node
+        before, after = state.nodes[i], successor.nodes[i]
+        if (before.role == FOLLOWER and before.voted == i and after.role == CANDIDATE
+                and real.get(f"node{i}.role") == ROLE_NAMES[FOLLOWER] and real.get(f"node{i}.leader") == before.leader):
+            return FOLLOWER_VOTE
+    return None
+
+
+def _model_message_text(m: Any) -> str:
+    name = MESSAGE_NAMES[m.kind]
+    if m.kind == VOTE_REQUEST:
+        fields = (int(m.live), m.epoch, m.last_epoch, m.last_offset)
+    elif m.kind == VOTE_RESPONSE:
+        fields = (m.epoch, m.leader, ERROR_NAMES.get(m.error, m.error), int(m.granted))
+    elif m.kind == BQE_REQUEST:
+        fields = (int(m.live), m.epoch)
+    elif m.kind == BQE_RESPONSE:
+        fields = (m.epoch, m.leader, ERROR_NAMES.get(m.error, m.error))
+    elif m.kind == FETCH_REQUEST:
+        fields = (int(m.live), m.epoch, m.fetch_offset, m.last_fetched_epoch)
+    else:
+        records = [f"{e}:{kind_name(k)}" for e, k in m.records]
+        fields = (m.epoch, m.leader, ERROR_NAMES.get(m.error, m.error), m.diverging_epoch, m.diverging_offset,
+                  "[" + ",".join(records) + "]", m.hw)
+    return f"{name} {m.src}->{m.dst} " + " ".join(str(x) for x in fields)
+
+
+def _err(code: int) -> str:
+    return ERROR_NAMES.get(int(code), str(int(code)))
+
+
+def _partition(data: Any) -> Any:
+    """The one partition of a single-partition raft RPC body (request or response)."""
+    if hasattr(data, "topics"):
+        topics = data.topics()
+        if hasattr(topics, "get") and topics.size() > 0:
+            t = topics.get(0)
+            parts = t.partitions()
+            if parts.size() > 0:
+                return parts.get(0)
+    if hasattr(data, "responses"):
+        r = data.responses()
+        if r.size() > 0:
+            return r.get(0).partitions().get(0)
+    return data
+
+
+def java_list(adapter: KraftAdapter, items: list[str]) -> Any:
+    """A java.util.ArrayList of Java strings (a client append's records)."""
+    lst = adapter.J("java.util.ArrayList")()
+    for x in items:
+        lst.add(adapter.J("java.lang.String")(x))
+    return lst
+
+
+class _Flight:
+    """A real message in flight, mirroring the model's message of the same (kind, src, dst)."""
+
+    __slots__ = ("kind", "src", "dst", "message", "request", "incarnation")
+
+    def __init__(self, kind: int, src: int, dst: int, message: Any, request: Any, incarnation: int) -> None:
+        self.kind, self.src, self.dst, self.message = kind, src, dst, message
+        self.request = request  # the RaftRequest.Outbound this message is (or answers)
+        self.incarnation = incarnation  # of the requester's process (a restart makes a new one)
+
+    @property
+    def requester(self) -> int:
+        return self.src if self.kind in REQUESTS else self.dst
+
+
+class _Node:
+    """One model node: its disk (MockLog, MockQuorumStateStore) outlives its process (the client)."""
+
+    def __init__(self, adapter: KraftAdapter, node_id: int, seed: int) -> None:
+        self.a, self.id, self.seed = adapter, node_id, seed
+        self.incarnation = 0
+        J = adapter.J
+        self.time = J("org.apache.kafka.common.utils.MockTime")(0, 0, 0)
+
+    def fresh_disk(self) -> None:
+        J = self.a.J
+        ctx = J("org.apache.kafka.common.utils.LogContext")(f"[Node {self.id}] ")
+        self.log = J("org.apache.kafka.raft.MockLog")(
+            J("org.apache.kafka.common.TopicPartition")("__cluster_metadata", 0),
+            J("org.apache.kafka.common.Uuid").METADATA_TOPIC_ID, ctx)
+        self.store = J("org.apache.kafka.raft.MockQuorumStateStore")()
+        if self.a.kraft_version == 1:  # the bootstrap checkpoint 0-0.checkpoint `kafka-storage format` writes
+            writer = (J("org.apache.kafka.snapshot.RecordsSnapshotWriter$Builder")()
+                      .setRawSnapshotWriter(self.log.createNewSnapshotUnchecked(
+                          J("org.apache.kafka.snapshot.Snapshots").BOOTSTRAP_SNAPSHOT_ID).get())
+                      .setKraftVersion(J("org.apache.kafka.server.common.KRaftVersion").KRAFT_VERSION_1)
+                      .setVoterSet(J("java.util.Optional").of(self.a.bootstrap))
+                      .build(J("org.apache.kafka.raft.internals.StringSerde")()))
+            writer.freeze()
+            writer.close()
+
+    def new_directory(self) -> None:
+        """A new disk's directory id (meta.properties): a restart keeps it, a lost disk's replacement
+        has a new one."""
+        self.disks = getattr(self, "disks", 0) + 1
+        self.directory = self.a.J("org.apache.kafka.common.Uuid")(0x6b63686563000000 + self.id, 0x1000 + self.disks)
+
+    def endpoints(self) -> Any:
+        J = self.a.J
+        return J("org.apache.kafka.raft.Endpoints").fromInetSocketAddresses(J("java.util.Collections").singletonMap(
+            J("org.apache.kafka.raft.MockNetworkChannel").LISTENER_NAME,
+            J("java.net.InetSocketAddress").createUnresolved(f"node-{self.id}", PORT)))
+
+    def start(self) -> None:
+        """A new process on this node's disk: a new client, channel and queue (KafkaRaftClient.initialize)."""
+        a, J = self.a, self.a.J
+        self.incarnation += 1
+        ctx = J("org.apache.kafka.common.utils.LogContext")(f"[Node {self.id}] ")
+        self.channel = J("org.apache.kafka.raft.MockNetworkChannel")(a.corr)
+        self.queue = J("org.apache.kafka.raft.MockMessageQueue")()
+        Collections = J("java.util.Collections")
+        endpoints = self.endpoints()
+        self.client = a.ctor.newInstance(
+            J("java.util.OptionalInt").of(self.id), self.directory,
+            J("org.apache.kafka.raft.internals.StringSerde")(), self.channel, self.queue, self.log,
+            J("org.apache.kafka.raft.internals.BatchMemoryPool")(MEMORY_BATCHES, a.krc.MAX_BATCH_SIZE_BYTES), self.time,
+            J("org.apache.kafka.raft.MockExpirationService")(self.time),
+            a.Integer(0), J("java.lang.Boolean")(True), CLUSTER_ID, a.bootstrap_servers(), endpoints,
+            J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange(), ctx,
+            a.pinned_random(self.seed * 7919 + self.incarnation), a.quorum_config)
+        static = a.voter_addrs if a.kraft_version == 0 else J("java.util.HashMap")()
+        self.client.initialize(static, self.store, J("org.apache.kafka.common.metrics.Metrics")(self.time))
+
+    def quorum(self) -> Any:
+        return self.a.quorum_m.invoke(self.client)
+
+    def role(self, q: Any = None) -> int:
+        q = q if q is not None else self.quorum()
+        if q.isLeader():
+            return LEADER
+        if q.isCandidate():
+            return CANDIDATE
+        if q.isFollower():
+            return FOLLOWER
+        if q.isResigned():
+            return RESIGNED
+        if q.isUnattached():
+            return UNATTACHED
+        return -1
+
+    def position(self) -> tuple[int, int]:
+        q = self.quorum()
+        return self.role(q), q.epoch()
+
+    def poll(self) -> None:
+        for _ in range(POLLS):
+            self.client.poll()
+        while not self.queue.isEmpty():
+            self.client.poll()
+            self.client.poll()
+
+    def expects(self, out: Any) -> bool:
+        """Whether this process's RequestManager still waits for the response to `out`."""
+        rm = self.a.rm_field.get(self.client)
+        return bool(rm.isResponseExpected(out.destination(), out.correlationId()))
+
+    def log_view(self) -> tuple[list[tuple[int, str]], list[int]]:
+        """The log as the model sees it, (epoch, kind) per entry, and for each real offset up to the
+        log end the number of those entries below it (the model's offset)."""
+        entries: list[tuple[int, str]] = []
+        index: list[int] = []
+        end = self.log.endOffset().offset()
+        while len(index) < end:  # MockLog.read returns at most two batches
+            for batch in self.log.read(len(index), self.a.Isolation.UNCOMMITTED).records.batches():
+                for kind in self.a._batch_kinds(batch):
+                    index.append(len(entries))
+                    if kind is not None:
+                        entries.append((batch.partitionLeaderEpoch(), kind))
+        index.append(len(entries))
+        return entries, index
+
+    def offset(self, offset: int) -> int:
+        """A real offset of this node's log as the model's (entries below it); -1 stays -1."""
+        if offset < 0:
+            return int(offset)
+        index = self.log_view()[1]
+        return index[offset] if offset < len(index) else int(offset) - len(index) + 1 + index[-1]
+
+
+ADAPTER = KraftAdapter

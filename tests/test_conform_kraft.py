@@ -1,0 +1,241 @@
+"""Conformance of the kraft model with Kafka's KafkaRaftClient (jars, in-process through JPype).
+
+Needs the Kafka jars: env KCHECK_KAFKA_CLASSPATH (skipped without it, failed with
+KCHECK_REQUIRE_KAFKA=1). One JVM per test process, so the tests share the xdist group "jvm".
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checker.config import ConfigError, load_config
+
+pytestmark = pytest.mark.xdist_group("jvm")
+
+ROOT = Path(__file__).resolve().parents[1]
+# kinds every static-voter kraft preset together enables and the adapter drives
+DRIVEN = ("ElectionTimeout", "FetchTimeout", "CheckQuorumTimeout", "ClientAppend", "SendVote", "SendBeginQuorumEpoch",
+          "SendFetch", "HandleVoteRequest", "HandleVoteResponse", "HandleBeginQuorumEpochRequest",
+          "HandleBeginQuorumEpochResponse", "HandleFetchRequest", "HandleFetchResponse", "Restart", "DiskLoss",
+          "CutLink", "HealLink", "DropMessage")
+
+
+@pytest.fixture(scope="module")
+def classpath() -> str:
+    cp = os.environ.get("KCHECK_KAFKA_CLASSPATH", "")
+    if not cp:
+        if os.environ.get("KCHECK_REQUIRE_KAFKA") == "1":
+            pytest.fail("KCHECK_REQUIRE_KAFKA=1 but KCHECK_KAFKA_CLASSPATH is not set")
+        pytest.skip("KCHECK_KAFKA_CLASSPATH not set (the Kafka jars)")
+    from checker.conform.jvm import start_jvm
+    start_jvm(cp)
+    return cp
+
+
+# the default preset with message loss as the only fault, three of them: DropMessage is rare elsewhere
+LOSSES = ("default", {"faults": 3, "losses": 3, "restarts": 0, "disk_losses": 0, "partitions": 0})
+
+
+def _models(presets, variant="no-pre-vote"):
+    out = []
+    for p in presets:
+        preset, overrides = p if isinstance(p, tuple) else (p, {})
+        out.append((preset, load_config(model="kraft", variant=variant, preset=preset, overrides=overrides).build()))
+    return out
+
+
+def _run(presets, walks, depth, seed=0, swarm=True):
+    from checker.conform import engine
+    from checker.conform.kraft import KraftAdapter
+
+    models = _models(presets)
+    report = engine.Report("kraft", "no-pre-vote", [str(p) for p in presets], seed, depth, swarm)
+    report.action_kinds = tuple(models[0][1].action_kinds)
+    return engine.run_walks(models, KraftAdapter, seed, walks, depth, swarm, report)
+
+
+def test_swarm_walks_agree_and_drive_every_kind(classpath):
+    from checker.conform.kraft import PRESETS
+
+    report = _run(PRESETS + (LOSSES,), walks=91, depth=30, seed=7)
+    assert report.first is None, report.first.difference.line()
+    assert not report.known and not report.interrupted
+    assert report.behaviours == 91 and report.steps > 1000
+    missing = [k for k in DRIVEN if not report.counts[k]]
+    assert not missing, f"never driven: {missing} ({dict(report.counts)})"
+
+
+def test_a_wrong_rule_in_the_model_is_a_difference(classpath, monkeypatch):
+    """Voters that grant without the log check (catalogue K2's rule) part from the real code."""
+    from model.kraft import rules
+
+    monkeypatch.setattr(rules, "is_log_up_to_date", lambda *a: True)
+    report = _run(("elections", "default", "three-epochs"), walks=200, depth=30, seed=3)
+    assert report.first is not None
+    d = report.first.difference
+    assert d.kind == "differs" and d.step >= 1
+    assert any(key.endswith((".role", ".epoch", ".voted", ".leader")) or key == "network" for key in d.keys)
+
+
+def test_a_wrong_abstraction_is_a_difference(classpath, monkeypatch):
+    """The comparison reads the real state: a model view that misreads the HW differs at once."""
+    from checker.conform.kraft import KraftAdapter
+
+    original = KraftAdapter.abstract
+
+    def wrong(self, state):
+        view = original(self, state)
+        for key in view:
+            if key.endswith(".hw") and view[key] >= 0:
+                view[key] += 1
+        return view
+
+    monkeypatch.setattr(KraftAdapter, "abstract", wrong)
+    report = _run(("elections",), walks=40, depth=30, seed=0, swarm=False)
+    assert report.first is not None and any(k.endswith(".hw") for k in report.first.difference.keys)
+
+
+def test_pre_vote_variants_are_refused_on_jars_before_kip_996(classpath):
+    from checker.conform.kraft import KraftAdapter, default_variant
+
+    assert default_variant() == "no-pre-vote"
+    with pytest.raises(ConfigError, match="pre-vote"):
+        KraftAdapter(load_config(model="kraft", variant="kafka-4.1", preset="smoke").build())
+    with pytest.raises(ConfigError, match="MockLog"):
+        KraftAdapter(load_config(model="kraft", variant="no-pre-vote", preset="reconfig").build())
+    with pytest.raises(ConfigError, match="voter changes"):
+        KraftAdapter(load_config(model="kraft", variant="no-pre-vote", preset="reconfig",
+                                 overrides={"max_log": 2}).build())
+
+
+def test_bug_traces(classpath):
+    """K7 (no-pre-vote) is the jars' own behaviour (they predate KIP-996): the real code takes every
+    step. K9's lasso (no pre-vote, no check quorum): the real code takes every step, but when time
+    passes its leader resigns (the jars have check quorum), so the loop cannot repeat forever.
+    Variants with pre-vote are not representable on these jars."""
+    from checker.conform import engine, traces
+    from checker.conform.kraft import KraftAdapter
+
+    report = engine.Report("kraft", "no-pre-vote", [])
+    k7 = traces.drive_trace(str(ROOT / "traces/kraft/no-pre-vote.itf.json"), KraftAdapter, report, "kraft")
+    assert k7["result"] == traces.FOLLOWED and k7["steps"] == 10
+    k9 = traces.drive_trace(str(ROOT / "traces/kraft/no-pre-vote-no-check-quorum.itf.json"), KraftAdapter, report,
+                            "kraft")
+    assert k9["result"] == traces.PARTED and k9["step"] == 11 and "node0.role 'Leader' -> 'Resigned'" in k9["outcome"]
+    k1 = traces.drive_trace(str(ROOT / "traces/kraft/commit-by-count.itf.json"), KraftAdapter, report, "kraft")
+    assert k1["result"] == traces.UNREPRESENTABLE
+
+
+def _kcheck(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "checker.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def test_command_json_trace_out_and_render(classpath, tmp_path):
+    out = _kcheck("conform", "--model", "kraft", "--preset", "elections", "--preset", "restart", "--walks", "6",
+                  "--depth", "20", "--seed", "5", "--swarm", "--json", "--kafka-classpath", classpath)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["result"] == "agree" and report["behaviours"] == 6 and report["variant"] == "no-pre-vote"
+    assert report["steps"] == sum(report["action_counts"].values()) > 0
+    assert "AddVoter" in report["never_driven"] and "Fetch long polling" in report["abstractions"]
+
+
+def test_difference_report_and_trace(classpath, tmp_path, monkeypatch):
+    """A difference: exit 1, both values, the behaviour so far, an ITF trace that kcheck render draws."""
+    from checker import cli
+    from model.kraft import rules
+
+    monkeypatch.setattr(rules, "is_log_up_to_date", lambda *a: True)
+    trace = tmp_path / "diff.itf.json"
+    code = cli.main(["conform", "--preset", "elections", "--preset", "three-epochs", "--walks", "200", "--seed", "3",
+                     "--swarm", "--trace-out", str(trace), "--kafka-classpath", classpath])
+    assert code == 1
+    doc = json.loads(trace.read_text())
+    assert doc["#meta"]["difference"]["step"] == len(doc["states"]) - 1
+    monkeypatch.undo()
+    page = tmp_path / "diff.html"
+    assert cli.main(["render", str(trace), "--html", str(page), "--quiet"]) == 0 and page.stat().st_size > 0
+
+
+def test_without_a_class_path_one_line_exit_2():
+    env = {k: v for k, v in os.environ.items() if k != "KCHECK_KAFKA_CLASSPATH"}
+    out = _kcheck("conform", "--walks", "1", env=env)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("kcheck: error: no Kafka class path")
+    bad = _kcheck("conform", "--kafka-classpath", "/nonexistent/kafka", env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("kcheck: error: not a jar or a directory")
+
+
+def test_docs_worked_example_prints_what_docs_show(classpath, capsys):
+    """docs/conform.md's KRaft example, run as written: the same counts, the same verdict (only
+    the timing line differs)."""
+    import re
+    import shlex
+
+    from checker import cli
+
+    text = (ROOT / "docs" / "conform.md").read_text()
+    line = next(x.strip() for x in text.splitlines() if x.strip().startswith("KCHECK_KAFKA_CLASSPATH=../shared/kafka"))
+    argv = shlex.split(line)[2:]
+    block = text[text.index(line):].split("```")[1].strip("\n").splitlines()
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    timing = re.compile(r" in [0-9.]+ s \([0-9]+ steps/s\)")
+    assert [timing.sub("", x) for x in printed] == [timing.sub("", x) for x in block]
+
+
+def test_timeout_is_incomplete_with_what_was_done(classpath):
+    out = _kcheck("conform", "--preset", "smoke", "--walks", "1000000", "--timeout", "3", "--json",
+                  "--kafka-classpath", classpath)
+    assert out.returncode == 3, out.stderr
+    report = json.loads(out.stdout)
+    assert report["result"] == "interrupted" and report["interrupted"] and report["behaviours"] < 1000000
+
+
+def test_a_follower_that_voted_for_itself_restarts_as_follower_in_the_jars(classpath):
+    """The version gap the walks found (restart preset): a Candidate that learns the leader of its
+    epoch follows it and keeps its vote for itself; restarted, Kafka 4.1 (the model) comes back
+    Candidate, the jars (whose FollowerState persists no vote) Follower. Named, not agreement."""
+    from checker.conform import engine
+    from checker.conform.kraft import FOLLOWER_VOTE, KraftAdapter
+    from model.kraft import actions as A
+
+    model = load_config(model="kraft", variant="no-pre-vote", preset="restart").build()
+    path = [A.ElectionTimeout(0), A.HandleVoteRequest(0, 1), A.HandleVoteResponse(1, 0), A.ElectionTimeout(2),
+            A.HandleBeginQuorumEpochRequest(0, 2), A.Restart(2)]
+    steps, s = [], model.init_states()[0]
+    for a in path:
+        t = model.next_state(s, a)
+        assert t is not None, a
+        steps.append((s, a, t))
+        s = t
+    report = engine.Report("kraft", "no-pre-vote", ["restart"])
+    out = engine.drive(KraftAdapter(model), "scripted", steps, model.init_states()[0], report)
+    assert out.difference is not None and out.difference.step == len(path)
+    assert out.difference.keys["node2.role"] == ("Candidate", "Follower") and out.known == FOLLOWER_VOTE
+
+
+def test_simulations_of_the_real_nodes_replay_as_model_behaviours(classpath, tmp_path):
+    """The other direction: real nodes under seeded random simulations, each recorded (observed
+    variables only) and checked by the model; the written traces pass `kcheck replay`, and a
+    trace whose step the model does not allow is invalid."""
+    from checker import cli, itf
+    from checker.conform import kraft_sim
+
+    sim = kraft_sim.simulate("no-pre-vote", runs=12, depth=25, seed=40, out_dir=str(tmp_path))
+    assert sim["first_invalid"] is None and sim["valid"] == sim["runs"] == 12 and sim["steps"] > 200
+    assert {"ElectionTimeout", "HandleVoteRequest", "HandleVoteResponse"} <= set(sim["action_counts"])
+    path = tmp_path / "sim-40.itf.json"
+    assert cli.main(["replay", str(path), "--quiet"]) == 0
+    doc = itf.load(str(path))
+    last = doc["states"][-1]
+    last["nodes"][0]["epoch"] = last["nodes"][0]["epoch"] + 5  # no step of the model gets there
+    bad = tmp_path / "bad.itf.json"
+    itf.write(str(bad), doc)
+    assert cli.main(["replay", str(bad), "--quiet"]) == 1
