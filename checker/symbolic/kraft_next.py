@@ -662,7 +662,13 @@ def handle_bqe_request(c: Ctx, s: Sym, src: int, i: int) -> Step:
     fenced = mepoch < s[("epoch", i)]
     err = respond(s, live, *k, {"mepoch": s[("epoch", i)], "mleader": s[("leader", i)],
                                 "merror": z3.IntVal(FENCED_LEADER_EPOCH)})
-    return Step(present, ite(fenced, err, maybe_transition(c, s, i, z3.IntVal(src), mepoch)))
+    after = maybe_transition(c, s, i, z3.IntVal(src), mepoch)
+    # an observer (a lost disk's new directory) answers INVALID_VOTER_KEY with what it now knows
+    answered = respond(s, live, *k, {"mepoch": after[("epoch", i)], "mleader": after[("leader", i)],
+                                     "merror": z3.IntVal(INVALID_VOTER_KEY)})
+    observer = z3.And(s[("observer", i)], has_consistent_leader(s, i, mepoch, z3.IntVal(src)))
+    return Step(present, ite(fenced, err, ite(observer, maybe_transition(c, answered, i, z3.IntVal(src), mepoch),
+                                              after)))
 
 
 def handle_bqe_response(c: Ctx, s: Sym, src: int, i: int) -> Step:
