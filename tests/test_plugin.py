@@ -285,3 +285,16 @@ def test_resume_asks_for_the_plugin_of_the_run(tmp_path, capsys):
                      "--quiet", "--workers", "1", "--no-liveness"]) == 3
     assert cli.main(["check", "--resume", str(run), "--quiet"]) == 2
     assert f"--plugin {path.resolve()}" in capsys.readouterr().err
+
+
+def test_a_step_change_has_no_rounds(tmp_path, capsys):
+    """The model's rounds are runs of its built-in step: a variant that changes the step has none
+    (a round search would check the built-in protocol): --rounds is bad input."""
+    path = _write(tmp_path, "same.py", HEAD + """
+MODEL = "kraft"
+VARIANTS = [Change(Variant("same-step", "the built-in step, through next_state"),
+                   next_state=lambda model, s, a, base: base(s, a))]
+""")
+    assert cli.main(["check", "--plugin", str(path), "--variant", "same-step", "--preset", "voter-race",
+                     "--rounds", "1", "--quiet"]) == 2
+    assert "rounds" in capsys.readouterr().err
