@@ -607,6 +607,7 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
 def describe_model(name: str) -> dict[str, Any]:
     """Everything `kcheck list` shows about one model (raises ConfigError if it cannot load)."""
     definition = load_definition(name)
+    plugins = _variant_plugins()
     properties: list[dict[str, str]]
     try:
         built = load_config(model=name).build()
@@ -619,7 +620,8 @@ def describe_model(name: str) -> dict[str, Any]:
         "description": definition.description,
         "variants": [
             {"name": v.name, "bug_id": v.bug_id, "description": v.description, "expect": v.expect,
-             "preset": v.preset, "reference": v.reference, "plugin": _variant_plugins().get(v.name)}
+             "preset": v.preset, "reference": v.reference,
+             **({"plugin": plugins[v.name]} if v.name in plugins else {})}  # a plugin's variant: its file
             for v in definition.variants
         ],
         "properties": properties,
