@@ -299,3 +299,24 @@ VARIANTS = [Change(Variant("same-step", "the built-in step, through next_state")
     assert cli.main(["check", "--plugin", str(path), "--variant", "same-step", "--preset", "voter-race",
                      "--rounds", "1", "--quiet"]) == 2
     assert "rounds" in capsys.readouterr().err
+
+
+def test_a_mutant_runs_with_a_plugin_rows_properties(tmp_path):
+    """kcheck mutate builds a gate row's model inside the mutated package: a row that names a
+    plugin gets the mutated decision and the plugin's property (its author's invariant judges too)."""
+    import ast
+
+    from checker.gate import load_gate
+    from checker.mutation.imports import changed, source_of
+
+    _write(tmp_path, "hw_quorum.py", QUORUM)
+    gate = _write(tmp_path, "gate.toml", '[[row]]\nname = "k"\nmodel = "replication"\nvariant = "kafka-4.1"\n'
+                                         'preset = "smoke"\nexpect = "holds"\nplugin = "hw_quorum.py"\n')
+    row = load_gate(gate)[0]
+    frozen = source_of("model.replication.partition").replace("return candidate if candidate > hw else hw", "return hw")
+    with changed("replication", {"model.replication.partition": ast.parse(frozen)}):
+        built = row.run_config().build()
+        assert "acked_on_min_isr" in [p.name for p in built.properties]
+        from checker.bfs import explore
+
+        assert "record_acked" in explore(built, max_states=100_000).unreached  # the HW never moves
