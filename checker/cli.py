@@ -644,6 +644,7 @@ def _list_arguments(parser: argparse.ArgumentParser) -> None:
 def describe_model(name: str) -> dict[str, Any]:
     """Everything `kcheck list` shows about one model (raises ConfigError if it cannot load)."""
     definition = load_definition(name)
+    plugins = _variant_plugins()
     properties: list[dict[str, str]]
     try:
         built = load_config(model=name).build()
@@ -656,7 +657,8 @@ def describe_model(name: str) -> dict[str, Any]:
         "description": definition.description,
         "variants": [
             {"name": v.name, "bug_id": v.bug_id, "description": v.description, "expect": v.expect,
-             "preset": v.preset, "reference": v.reference}
+             "preset": v.preset, "reference": v.reference,
+             **({"plugin": plugins[v.name]} if v.name in plugins else {})}  # a plugin's variant: its file
             for v in definition.variants
         ],
         "properties": properties,
@@ -666,6 +668,13 @@ def describe_model(name: str) -> dict[str, Any]:
         ],
         "presets": {preset: dict(values) for preset, values in definition.presets.items()},
     }
+
+
+def _variant_plugins() -> dict[str, str]:
+    """Variant name -> the plugin file that defines it, for the plugins in force."""
+    from checker import plugin
+
+    return {c.variant.name: p.path for p in plugin.active() for c in p.extension.changes}
 
 
 def _preset_only_properties(name: str, definition: Any, known: set[str]) -> list[dict[str, Any]]:
@@ -690,7 +699,8 @@ def _list_text(m: dict[str, Any]) -> str:
     for v in m["variants"]:
         bug = f" [{v['bug_id']}]" if v["bug_id"] else ""
         expect = "holds" if v["expect"] == "holds" else f"breaks {v['expect']}"
-        lines.append(f"    {v['name']}{bug}: expected {expect} on preset {v['preset']}")
+        origin = f" (plugin {v['plugin']})" if v.get("plugin") else ""
+        lines.append(f"    {v['name']}{bug}: expected {expect} on preset {v['preset']}{origin}")
         lines.append(f"      {v['description']}" + (f" [ref: {v['reference']}]" if v["reference"] else ""))
     for kinds, title in ((("always",), "invariants (always)"), (("sometimes",), "sometimes-properties"),
                          (TEMPORAL, "temporal properties (liveness)")):

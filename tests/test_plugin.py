@@ -142,7 +142,8 @@ def test_list_shows_plugin_variants_and_properties(tmp_path, capsys):
     path = _write(tmp_path, "hw_quorum.py", QUORUM)
     assert cli.main(["list", "--plugin", str(path), "--json"]) == 0
     replication = next(m for m in json.loads(capsys.readouterr().out)["models"] if m["name"] == "replication")
-    assert "hw-quorum" in [v["name"] for v in replication["variants"]]
+    assert {v["name"]: v.get("plugin") for v in replication["variants"]}["hw-quorum"] == str(path.resolve())
+    assert "plugin" not in replication["variants"][0]  # a built-in variant
     assert "acked_on_min_isr" in [p["name"] for p in replication["properties"]]
 
 
@@ -285,3 +286,37 @@ def test_resume_asks_for_the_plugin_of_the_run(tmp_path, capsys):
                      "--quiet", "--workers", "1", "--no-liveness"]) == 3
     assert cli.main(["check", "--resume", str(run), "--quiet"]) == 2
     assert f"--plugin {path.resolve()}" in capsys.readouterr().err
+
+
+def test_a_step_change_has_no_rounds(tmp_path, capsys):
+    """The model's rounds are runs of its built-in step: a variant that changes the step has none
+    (a round search would check the built-in protocol): --rounds is bad input."""
+    path = _write(tmp_path, "same.py", HEAD + """
+MODEL = "kraft"
+VARIANTS = [Change(Variant("same-step", "the built-in step, through next_state"),
+                   next_state=lambda model, s, a, base: base(s, a))]
+""")
+    assert cli.main(["check", "--plugin", str(path), "--variant", "same-step", "--preset", "voter-race",
+                     "--rounds", "1", "--quiet"]) == 2
+    assert "rounds" in capsys.readouterr().err
+
+
+def test_a_mutant_runs_with_a_plugin_rows_properties(tmp_path):
+    """kcheck mutate builds a gate row's model inside the mutated package: a row that names a
+    plugin gets the mutated decision and the plugin's property (its author's invariant judges too)."""
+    import ast
+
+    from checker.gate import load_gate
+    from checker.mutation.imports import changed, source_of
+
+    _write(tmp_path, "hw_quorum.py", QUORUM)
+    gate = _write(tmp_path, "gate.toml", '[[row]]\nname = "k"\nmodel = "replication"\nvariant = "kafka-4.1"\n'
+                                         'preset = "smoke"\nexpect = "holds"\nplugin = "hw_quorum.py"\n')
+    row = load_gate(gate)[0]
+    frozen = source_of("model.replication.partition").replace("return candidate if candidate > hw else hw", "return hw")
+    with changed("replication", {"model.replication.partition": ast.parse(frozen)}):
+        built = row.run_config().build()
+        assert "acked_on_min_isr" in [p.name for p in built.properties]
+        from checker.bfs import explore
+
+        assert "record_acked" in explore(built, max_states=100_000).unreached  # the HW never moves
