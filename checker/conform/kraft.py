@@ -385,7 +385,8 @@ class KraftAdapter:
             if old is not None:
                 self.flight.remove(old)
             out = self.outbox.pop(key)
-            self.flight.append(_Flight(m.kind, m.src, m.dst, out, out, self.nodes[m.src].incarnation))
+            self.flight.append(_Flight(m.kind, m.src, m.dst, out, out, self.nodes[m.src].incarnation,
+                                       self.nodes[m.src]))
         # requests of a sender that has reset its connections are dead in the outbox too
         for key in [k for k in self.outbox if not self.nodes[k[1]].expects(self.outbox[k])]:
             del self.outbox[key]
@@ -420,7 +421,7 @@ class KraftAdapter:
         rkind = f.kind + 1
         if rkind == BQE_RESPONSE and _partition(response.data()).errorCode() == 0:
             return  # a NONE acknowledgement (ABSTRACTIONS)
-        self.flight.append(_Flight(rkind, f.dst, f.src, response, f.request, f.incarnation))
+        self.flight.append(_Flight(rkind, f.dst, f.src, response, f.request, f.incarnation, dst))
 
     def _deliver_response(self, f: "_Flight") -> None:
         node = self.nodes[f.dst]
@@ -474,7 +475,7 @@ class KraftAdapter:
         name = MESSAGE_NAMES[f.kind]
         if f.kind == VOTE_REQUEST:
             live = self._alive(f)
-            fields = (int(live), part.replicaEpoch(), part.lastOffsetEpoch(), self.nodes[f.src].offset(part.lastOffset()))
+            fields = (int(live), part.replicaEpoch(), part.lastOffsetEpoch(), f.offsets["last"])
         elif f.kind == VOTE_RESPONSE:
             fields = (part.leaderEpoch(), part.leaderId(), _err(part.errorCode()), int(part.voteGranted()))
         elif f.kind == BQE_REQUEST:
@@ -484,8 +485,7 @@ class KraftAdapter:
             fields = (part.leaderEpoch(), part.leaderId(), _err(part.errorCode()))
         elif f.kind == FETCH_REQUEST:
             live = self._alive(f)
-            fields = (int(live), part.currentLeaderEpoch(), self.nodes[f.src].offset(part.fetchOffset()),
-                      part.lastFetchedEpoch())
+            fields = (int(live), part.currentLeaderEpoch(), f.offsets["fetch"], part.lastFetchedEpoch())
         else:
             div = part.divergingEpoch()
             div_epoch = div.epoch()
@@ -494,10 +494,8 @@ class KraftAdapter:
                 div_epoch = requested  # MockLog's answer below the log's first epoch (ABSTRACTIONS)
             leader = part.currentLeader()
             records = self._records(part.records())
-            responder = self.nodes[f.src]
             fields = (leader.leaderEpoch(), leader.leaderId(), _err(part.errorCode()), div_epoch,
-                      responder.offset(div.endOffset()), "[" + ",".join(records) + "]",
-                      responder.offset(part.highWatermark()))
+                      f.offsets["div"], "[" + ",".join(records) + "]", f.offsets["hw"])
         return f"{name} {f.src}->{f.dst} " + " ".join(str(x) for x in fields)
 
     def _records(self, records: Any) -> list[str]:
@@ -602,12 +600,25 @@ def java_list(adapter: KraftAdapter, items: list[str]) -> Any:
 class _Flight:
     """A real message in flight, mirroring the model's message of the same (kind, src, dst)."""
 
-    __slots__ = ("kind", "src", "dst", "message", "request", "incarnation")
+    __slots__ = ("kind", "src", "dst", "message", "request", "incarnation", "offsets")
 
-    def __init__(self, kind: int, src: int, dst: int, message: Any, request: Any, incarnation: int) -> None:
+    def __init__(self, kind: int, src: int, dst: int, message: Any, request: Any, incarnation: int,
+                 offsets: "_Node | None" = None) -> None:
         self.kind, self.src, self.dst, self.message = kind, src, dst, message
         self.request = request  # the RaftRequest.Outbound this message is (or answers)
         self.incarnation = incarnation  # of the requester's process (a restart makes a new one)
+        # the model's offsets, read against the log of the node that wrote the message, when it did
+        # (that node may lose its disk while the message is in flight)
+        self.offsets: dict[str, int] = {}
+        if offsets is not None:
+            part = _partition(message.data())
+            if kind == VOTE_REQUEST:
+                self.offsets["last"] = offsets.offset(part.lastOffset())
+            elif kind == FETCH_REQUEST:
+                self.offsets["fetch"] = offsets.offset(part.fetchOffset())
+            elif kind == FETCH_RESPONSE:
+                self.offsets["div"] = offsets.offset(part.divergingEpoch().endOffset())
+                self.offsets["hw"] = offsets.offset(part.highWatermark())
 
     @property
     def requester(self) -> int:

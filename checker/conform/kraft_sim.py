@@ -118,7 +118,7 @@ class Simulation:
     def send(self, key: tuple[int, int, int]) -> None:
         a = self.a
         out = a.outbox.pop(key)
-        a.flight.append(K._Flight(key[0], key[1], key[2], out, out, a.nodes[key[1]].incarnation))
+        a.flight.append(K._Flight(key[0], key[1], key[2], out, out, a.nodes[key[1]].incarnation, a.nodes[key[1]]))
 
     def events(self) -> list[tuple[Any, Any]]:
         a, p = self.a, self.p
