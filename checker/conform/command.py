@@ -18,6 +18,7 @@ from checker.config import ConfigError, load_config, load_definition
 from checker.conform import engine
 from checker.conform.adapter import REFUSED, adapter_for
 from checker.conform.jvm import ENV, resolve_classpath, start_jvm
+from checker.provenance import model_source
 
 SPEC = {"kraft": "spec/kraft.md, \"Conformance with the running code\"",
         "replication": "spec/replication.md, \"Conformance with Kafka's controller\""}
@@ -184,12 +185,13 @@ def report_json(report: engine.Report, jars: list[str]) -> dict[str, Any]:
             "behaviour_so_far": [repr(a) for a, _ in first.trail[1:]]},
         "abstractions": report.abstractions,
         "classpath_jars": len(jars),
+        "model_source": model_source().as_json(),
     }
 
 
 def report_text(report: engine.Report, jars: list[str]) -> str:
     lines = [f"conformance of model {report.model}, variant {report.variant}, with the real code ({len(jars)} jars);"
-             f" presets {', '.join(report.presets)}"]
+             f" presets {', '.join(report.presets)}", f"model source: {model_source().text()}"]
     what = f"{report.behaviours} walks (seed {report.seed}, depth {report.depth}{', swarm' if report.swarm else ''})"
     lines.append(f"{what}: {report.steps:,} steps in {report.seconds:.1f} s ({report.steps_per_second:.0f} steps/s)")
     lines.append("action kinds driven: " + ", ".join(f"{k} {report.counts[k]:,}" for k in report.action_kinds
