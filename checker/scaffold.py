@@ -69,7 +69,9 @@ def decisions(model: str) -> list[str]:
             continue
         module = importlib.import_module(target)
         for name, fn in vars(module).items():
-            if name.startswith("_") or not inspect.isfunction(fn) or fn.__module__ != target:
+            # a compiled model's functions are Cython's, not Python functions: any routine defined there
+            if name.startswith("_") or not callable(fn) or inspect.isclass(fn) or \
+                    getattr(fn, "__module__", None) != target:
                 continue
             doc = (inspect.getdoc(fn) or "").split("\n", 1)[0]
             lines.append(f"#   {target}:{name}" + (f"  {doc}" if doc else ""))
