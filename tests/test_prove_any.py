@@ -153,3 +153,9 @@ def test_a_response_that_names_an_unknown_leader_conforms():
     assert len(follow) >= 5
     r = P.check_transitions(model, follow[:8], pctx())
     assert r.failures == [] and "HandleVoteResponse" in r.kinds
+
+
+def test_the_every_size_proof_names_the_model_source_and_how_the_encoding_follows_it(capsys):
+    assert main(["prove", "--model", "kraft", "--size", "any", "--quiet", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model_source"]["files"] > 10 and out["encoding_check"]["how"].startswith("follows the model")
