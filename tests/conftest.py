@@ -156,3 +156,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         elif "installed" in getattr(item, "fixturenames", ()):
             # one non-editable install (it compiles the models), built in this checkout's build/
             item.add_marker(pytest.mark.xdist_group("installed"))
+
+
+@pytest.fixture(scope="session")
+def kafka_classpath() -> str:
+    """The Kafka jars (env KCHECK_KAFKA_CLASSPATH) with the JVM started on them, once per test
+    process; skipped without them, failed where KCHECK_REQUIRE_KAFKA=1 says they must run (.ci/run)."""
+    cp = os.environ.get("KCHECK_KAFKA_CLASSPATH", "")
+    if not cp:
+        if os.environ.get("KCHECK_REQUIRE_KAFKA") == "1":
+            pytest.fail("KCHECK_REQUIRE_KAFKA=1 but KCHECK_KAFKA_CLASSPATH is not set")
+        pytest.skip("KCHECK_KAFKA_CLASSPATH not set (the Kafka jars)")
+    from checker.conform.jvm import start_jvm
+    start_jvm(cp)
+    return cp
