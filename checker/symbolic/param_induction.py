@@ -5,13 +5,13 @@ with the quorum axiom, and CTIs read back from Z3's finite model of a failed que
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import z3
 
 from checker.symbolic import kraft_param as K
-from checker.symbolic.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check
+from checker.symbolic.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outcome
 from checker.symbolic.kraft_param_inv import conjuncts, formula
 from model.kraft.rules import ERROR_NAMES, ROLE_NAMES
 
@@ -25,20 +25,6 @@ class ParamCounterexample:
     nodes: int
     pre: dict[str, Any]
     post: dict[str, Any]
-
-
-@dataclass
-class ParamOutcome:
-    result: str
-    conjuncts: list[str]
-    checks: list[Check] = field(default_factory=list)
-    cti: ParamCounterexample | None = None
-    never_enabled: list[str] = field(default_factory=list)
-    reason: str = ""
-
-    @property
-    def seconds(self) -> float:
-        return sum(c.seconds for c in self.checks)
 
 
 def _solver(ms: int) -> z3.Solver:
@@ -56,10 +42,10 @@ def action_names() -> list[str]:
 
 
 def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
-              progress: Callable[[Check], None] | None = None, only: Sequence[str] | None = None) -> ParamOutcome:
+              progress: Callable[[Check], None] | None = None, only: Sequence[str] | None = None) -> Outcome:
     """Prove that the targets and their lemmas are inductive for every number of voters."""
     names = conjuncts(c, list(targets))
-    out = ParamOutcome(PROVED, names)
+    out = Outcome(PROVED, names)  # its cti a ParamCounterexample
     ms = max(1, int(timeout_s * 1000))
     pre, _ = K.fresh("s_")
     inv = {x: formula(x)(c, pre) for x in names}
