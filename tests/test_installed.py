@@ -4,6 +4,7 @@ The install: tests/conftest.py's `install_checkout`."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
