@@ -158,4 +158,4 @@ def test_a_response_that_names_an_unknown_leader_conforms():
 def test_the_every_size_proof_names_the_model_source_and_how_the_encoding_follows_it(capsys):
     assert main(["prove", "--model", "kraft", "--size", "any", "--quiet", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["model_source"]["files"] > 10 and out["encoding_check"]["how"].startswith("follows the model")
+    assert out["model_source"]["files"] > 10 and out["encoding_check"]["how"].startswith("covers the model: ")

@@ -16,7 +16,8 @@ from checker.symbolic.kraft_next import Ctx, last_epoch, log_end_offset_for_epoc
 from checker.symbolic.kraft_state import EMPTY, REQUEST, RESPONSE, FETCH_REQUEST
 from checker.symbolic.term import Sym, at_least, at_most, count
 from model.kraft.rules import (
-    CANDIDATE, FOLLOWER, GRANTED, LEADER, NO_ID, NONE, PROSPECTIVE, RESIGNED, UNATTACHED, UNRECORDED,
+    CANDIDATE, FOLLOWER, GRANTED, INVALID_VOTER_KEY, LEADER, NO_ID, NONE, PROSPECTIVE, RESIGNED, UNATTACHED,
+    UNRECORDED,
 )
 from model.kraft.state import LEADER_CHANGE, VOTE_REQUEST
 
@@ -300,8 +301,9 @@ def rpc_state(c: Ctx, s: Sym) -> Any:
         st = s[("st",) + k]
         out.append(z3.Implies(z3.And(st == REQUEST, s[("live",) + k]),
                               z3.And(role == LEADER, s[("mepoch",) + k] == epoch)))
-        out.append(z3.Implies(st == RESPONSE, z3.And(role == LEADER, s[("merror",) + k] != NONE,
-                                                     s[("mepoch",) + k] > epoch)))
+        # an error answers from a newer epoch, but an observer's INVALID_VOTER_KEY from the leader's own
+        out.append(z3.Implies(st == RESPONSE, z3.And(role == LEADER, s[("merror",) + k] != NONE, z3.If(
+            s[("merror",) + k] == INVALID_VOTER_KEY, s[("mepoch",) + k] == epoch, s[("mepoch",) + k] > epoch))))
         k = (FETCH_REQUEST, a, b)
         st = s[("st",) + k]
         out.append(z3.Implies(z3.And(st == REQUEST, s[("live",) + k]), z3.And(

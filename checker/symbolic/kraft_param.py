@@ -538,7 +538,14 @@ def handle_begin_quorum_epoch_request(s: State, c: PCtx, st: Step, l: Any, i: An
     s1 = remove(s, "bqe", l, i)
     fenced = respond(s1, live, "bqer", i, l, epoch=s.epoch(i), has_leader=s.has_leader(i), leader=s.leader(i),
                      error=z3.IntVal(FENCED_LEADER_EPOCH))
-    return ite(m_epoch < s.epoch(i), fenced, maybe_transition(s1, c, st, i, z3.BoolVal(True), l, m_epoch))
+    after = maybe_transition(s1, c, st, i, z3.BoolVal(True), l, m_epoch)
+    # an observer (a lost disk's new directory) answers INVALID_VOTER_KEY with the epoch and leader it now knows
+    consistent = z3.If(l == i, s.role(i) == LEADER,
+                       z3.Or(m_epoch != s.epoch(i), z3.Not(s.has_leader(i)), l == s.leader(i)))
+    # (the transition resets only the connections i asked on, so answering after it is the same)
+    answered = respond(after, live, "bqer", i, l, epoch=after.epoch(i), has_leader=after.has_leader(i),
+                       leader=after.leader(i), error=z3.IntVal(INVALID_VOTER_KEY))
+    return ite(m_epoch < s.epoch(i), fenced, ite(z3.And(s.observer(i), consistent), answered, after))
 
 
 def handle_begin_quorum_epoch_response(s: State, c: PCtx, st: Step, j: Any, l: Any) -> State:
