@@ -18,6 +18,7 @@ from typing import Any
 from checker.config import ConfigError
 from checker.conform.jvm import has_class
 from model.kraft import actions as A
+from model.kraft.rules import last_voter_set
 from model.kraft.rules import (
     CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, NO_ID, RESIGNED, ROLE_NAMES, UNATTACHED, VOTERS_BASE,
 )
@@ -129,7 +130,8 @@ def default_variant() -> str:
     return "kafka-4.1" if has_class(PRE_VOTE_CLASS) else "no-pre-vote"
 
 
-SEND_KIND = {A.SendVote: VOTE_REQUEST, A.SendBeginQuorumEpoch: BQE_REQUEST, A.SendFetch: FETCH_REQUEST}
+SEND_KIND = {A.SendVote: VOTE_REQUEST, A.SendBeginQuorumEpoch: BQE_REQUEST, A.SendFetch: FETCH_REQUEST,
+             A.SendObserverFetch: FETCH_REQUEST}
 
 
 class KraftAdapter:
@@ -149,9 +151,6 @@ class KraftAdapter:
         if p.max_log > MAX_LOG:
             raise ConfigError(f"max_log = {p.max_log}: the real log (MockLog) answers a Fetch with at most two "
                               f"batches, where the model sends the whole rest of the log; use max_log <= {MAX_LOG}")
-        if p.dynamic:
-            raise ConfigError("the kraft conformance adapter does not drive voter changes yet: a preset with "
-                              "spares or voter_changes (AddVoter, RemoveVoter) is not supported")
         self.params = p
         self.kraft_version = KRAFT_VERSION
         self._java()
@@ -185,6 +184,8 @@ class KraftAdapter:
         self.mock_next_int = mockable.getDeclaredMethod("mockNextInt", self.Integer.TYPE)
         self.mock_next_int.setAccessible(True)
         ApiKeys = J("org.apache.kafka.common.protocol.ApiKeys")
+        self.api_versions_key = ApiKeys.API_VERSIONS.id
+        self.api_versions: dict[int, Any] = {}
         self.api = {ApiKeys.VOTE.id: VOTE_REQUEST, ApiKeys.BEGIN_QUORUM_EPOCH.id: BQE_REQUEST,
                     ApiKeys.FETCH.id: FETCH_REQUEST}
         self.ApiMessageType = J("org.apache.kafka.common.message.ApiMessageType")
@@ -261,6 +262,9 @@ class KraftAdapter:
         kind = type(action)
         if kind is A.DiskLoss and self.kraft_version == 0:
             return "DiskLoss"
+        if kind is A.SendObserverFetch:
+            key = self._send_key(state, action)
+            return None if key in self.outbox else self._observer_fetch(state, key)
         if kind in SEND_KIND:
             key = self._send_key(state, action)
             if key not in self.outbox:
@@ -272,6 +276,23 @@ class KraftAdapter:
         kind = type(action)
         dst = action.dst if kind is not A.SendFetch else state.nodes[action.src].leader
         return SEND_KIND[kind], action.src, dst
+
+    def _observer_fetch(self, state: KraftState, key: tuple[int, int, int]) -> str | None:
+        """An observer's Fetch to bootstrap voter key[2]: RequestManager.findReadyBootstrapServer starts at
+        a random bootstrap server (nextInt of the node's MockableRandom) and sends only while nothing else
+        is in flight. The adapter points that draw at key[2] for one poll (then pins it back to 1)."""
+        node = self.nodes[key[1]]
+        if any(f.requester == node.id and self._alive(f) for f in self.flight):
+            return "an observer's one request in flight"
+        rm = self.rm_field.get(node.client)
+        rm.resetAll()
+        self.mock_next_int.invoke(node.random, self.Integer(key[2]))
+        try:
+            node.poll()
+        finally:
+            self.mock_next_int.invoke(node.random, self.Integer(1))
+        self._collect(node)
+        return None if key in self.outbox else "an observer's one request in flight"
 
     def _resend(self, key: tuple[int, int, int]) -> str | None:
         """Let node key[1]'s outstanding request to key[2] time out and poll it; None if it then
@@ -306,6 +327,10 @@ class KraftAdapter:
             node.client.schedulePreparedAppend()
             node.poll()
             self._collect(node)
+        elif kind is A.SendObserverFetch:
+            key = self._send_key(state, action)
+            if key not in self.outbox and self._observer_fetch(state, key) is not None:
+                return f"node {key[1]} builds no Fetch to bootstrap voter {key[2]}"
         elif kind in SEND_KIND:
             key = self._send_key(state, action)
             if key not in self.outbox and self._resend(key) is not None:
@@ -339,12 +364,81 @@ class KraftAdapter:
             f = self._take(A.MESSAGE_KIND[action.message], action.src, action.dst)
             if f is None:
                 return f"no {action.message} from {action.src} to {action.dst} in flight on the real side"
+        elif kind is A.AddVoter:
+            refused = self._add_voter(action.leader, action.node)
+            if refused:
+                return refused
+        elif kind is A.RemoveVoter:
+            refused = self._remove_voter(action.leader, action.node)
+            if refused:
+                return refused
+        elif kind is A.ResignAfterRemoval:  # the real leader resigns by itself (RESIGN_IN_COMMIT_STEP)
+            node = self.nodes[action.node]
+            node.poll()
+            self._collect(node)
         elif kind in (A.CutLink, A.HealLink):
             pass  # messages are held here, by the model's choice of deliveries
         else:
             return f"{kind.__name__} has no real counterpart in this adapter"
         self._send(successor)
         return None
+
+    # --- voter changes (KIP-853) ------------------------------------------------------------------
+
+    def _operator_request(self, leader: int, data: Any) -> Any:
+        """An operator's request (kafka-metadata-quorum add-controller / remove-controller) handled by
+        the leader: handle, then poll."""
+        node = self.nodes[leader]
+        inbound = self.RaftRequest.Inbound(
+            node.channel.listenerName(), self.corr.incrementAndGet(),
+            self.ApiMessageType.fromApiKey(data.apiKey()).highestSupportedVersion(True), data,
+            node.time.milliseconds())
+        node.client.handle(inbound)
+        node.poll()
+        self._collect(node)
+        return inbound
+
+    def _refused(self, what: str, inbound: Any) -> str | None:
+        if not inbound.completion.isDone():
+            return None  # the answer waits for the VotersRecord to commit
+        code = int(inbound.completion.get().data().errorCode())
+        return None if code == 0 else f"{what} answered {_err(code)}"
+
+    def _add_voter(self, leader: int, j: int) -> str | None:
+        """AddVoter: the leader handles AddRaftVoter for j (its directory id and endpoint), sends
+        ApiVersions to j (AddVoterHandler), which j answers with its kraft.version range; the leader then
+        checks j is caught up (LeaderState.isReplicaCaughtUp) and appends the VotersRecord."""
+        J = self.J
+        target = self.nodes[j]
+        data = J("org.apache.kafka.raft.RaftUtil").addVoterRequest(
+            CLUSTER_ID, REQUEST_TIMEOUT_MS, J("org.apache.kafka.raft.ReplicaKey").of(j, target.directory),
+            target.endpoints())
+        self.api_versions.pop(leader, None)
+        inbound = self._operator_request(leader, data)
+        out = self.api_versions.pop(leader, None)
+        if out is None:
+            return self._refused("AddRaftVoter", inbound) or "the leader sent no ApiVersions to the new voter"
+        Data = J("org.apache.kafka.common.message.ApiVersionsResponseData")
+        feature = J("org.apache.kafka.common.message.ApiVersionsResponseData$SupportedFeatureKey")()
+        versions = J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange()
+        feature.setName(J("org.apache.kafka.server.common.KRaftVersion").FEATURE_NAME)
+        feature.setMinVersion(versions.min()).setMaxVersion(versions.max())
+        features = J("org.apache.kafka.common.message.ApiVersionsResponseData$SupportedFeatureKeyCollection")()
+        features.add(feature)
+        response = Data().setErrorCode(0).setSupportedFeatures(features)
+        node = self.nodes[leader]
+        node.channel.mockReceive(self.RaftResponse.Inbound(out.correlationId(), response, out.destination()))
+        node.poll()
+        self._collect(node)
+        return self._refused("AddRaftVoter", inbound)
+
+    def _remove_voter(self, leader: int, j: int) -> str | None:
+        """RemoveVoter: the leader handles RemoveRaftVoter for j (RemoveVoterHandler) and appends the
+        VotersRecord without j."""
+        J = self.J
+        data = J("org.apache.kafka.raft.RaftUtil").removeVoterRequest(
+            CLUSTER_ID, J("org.apache.kafka.raft.ReplicaKey").of(j, self.nodes[j].directory))
+        return self._refused("RemoveRaftVoter", self._operator_request(leader, data))
 
     def let_time_pass(self) -> None:
         """Every node's clock past every timer, one node after the other, each polled: what the
@@ -360,6 +454,9 @@ class KraftAdapter:
         """Move the requests node has put on its channel into the outbox (a newer one replaces an
         older one to the same destination: the older one's sender no longer waits for it)."""
         for out in node.channel.drainSendQueue():
+            if out.data().apiKey() == self.api_versions_key:
+                self.api_versions[node.id] = out  # AddVoterHandler asks the new voter (answered in _add_voter)
+                continue
             kind = self.api.get(out.data().apiKey())
             if kind is None:
                 continue  # EndQuorumEpoch and others the model does not have (ABSTRACTIONS)
@@ -526,6 +623,10 @@ class KraftAdapter:
                 kinds.append(str(t))
         return kinds
 
+    def known_divergence(self, state: KraftState, action: Any, successor: KraftState,
+                         real: dict[str, Any]) -> str | None:
+        return known_divergence(state, action, successor, real, self.params.bootstrap)
+
     def abstractions(self) -> dict[str, str]:
         return dict(ABSTRACTIONS)
 
@@ -538,9 +639,23 @@ FOLLOWER_VOTE = ("the jars' FollowerState persists no vote (ElectionState.withEl
                  " as Follower, where Kafka 4.1 (the model) restarts it as Candidate")
 
 
-def known_divergence(state: KraftState, action: Any, successor: KraftState, real: dict[str, Any]) -> str | None:
+RESIGN_IN_COMMIT_STEP = ("a leader whose own removal commits resigns in the same poll loop"
+                         " (RemoveVoterHandler.highWatermarkUpdated -> LeaderState.requestResign, then"
+                         " KafkaRaftClient.pollLeader -> transitionToResigned), where the model takes"
+                         " ResignAfterRemoval as a separate step")
+
+
+def known_divergence(state: KraftState, action: Any, successor: KraftState, real: dict[str, Any],
+                     bootstrap: int | None = None) -> str | None:
     """The documented divergence a difference after `action` is, or None: a version gap between the
-    jars (trunk of 2024-12-27) and Kafka 4.1, which the model describes."""
+    jars (trunk of 2024-12-27) and Kafka 4.1, which the model describes, or a step the real code
+    takes together with the next one."""
+    for i, n in enumerate(successor.nodes if bootstrap is not None else ()):
+        if n.role == LEADER and real.get(f"node{i}.role") == ROLE_NAMES[RESIGNED] \
+                and real.get(f"node{i}.epoch") == n.epoch:
+            voters, offset = last_voter_set(n.log, bootstrap)
+            if not voters >> i & 1 and offset < n.hw:
+                return RESIGN_IN_COMMIT_STEP
     if isinstance(action, A.Restart):
         i = action.node
         before, after = state.nodes[i], successor.nodes[i]
@@ -672,6 +787,7 @@ class _Node:
         self.queue = J("org.apache.kafka.raft.MockMessageQueue")()
         Collections = J("java.util.Collections")
         endpoints = self.endpoints()
+        self.random = a.pinned_random(self.seed * 7919 + self.incarnation)
         self.client = a.ctor.newInstance(
             J("java.util.OptionalInt").of(self.id), self.directory,
             J("org.apache.kafka.raft.internals.StringSerde")(), self.channel, self.queue, self.log,
@@ -679,7 +795,7 @@ class _Node:
             J("org.apache.kafka.raft.MockExpirationService")(self.time),
             a.Integer(0), J("java.lang.Boolean")(True), CLUSTER_ID, a.bootstrap_servers(), endpoints,
             J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange(), ctx,
-            a.pinned_random(self.seed * 7919 + self.incarnation), a.quorum_config)
+            self.random, a.quorum_config)
         static = a.voter_addrs if a.kraft_version == 0 else J("java.util.HashMap")()
         self.client.initialize(static, self.store, J("org.apache.kafka.common.metrics.Metrics")(self.time))
 
