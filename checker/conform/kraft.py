@@ -100,8 +100,33 @@ ABSTRACTIONS = {
         "kraft.version 1: every disk is formatted with the bootstrap checkpoint (0-0.checkpoint: the"
         " voters' ids, the directory ids of their first disks, endpoints), as `kafka-storage format"
         " --initial-controllers` writes it; a lost disk's replacement gets a new directory id, so the"
-        " node is an observer. Presets with voter changes or spares (AddVoter, RemoveVoter, an"
-        " observer's Fetch to a bootstrap server) are not driven yet",
+        " node is an observer. Spares are formatted the same way (the model keeps the bootstrap set"
+        " for every node); the voter set in each log is compared as its VotersRecords (Voters[ids])",
+    "a removed leader resigns at its next poll":
+        "once the VotersRecord that removes the leader commits, RemoveVoterHandler.highWatermarkUpdated"
+        " asks it to resign (LeaderState.requestResign) and its next poll resigns it"
+        " (KafkaRaftClient.pollLeader); the model keeps it leader until a separate ResignAfterRemoval step"
+        " and lets it act as leader before that (handle a request, append, send, time out). The adapter"
+        " stops polling that leader when the request is made, drives ResignAfterRemoval as its next"
+        " poll, and does not drive any other step of that node in between (counted as skipped); a"
+        " behaviour that takes one (a trace) ends in the named divergence RESIGN_IN_COMMIT_STEP",
+    "AddVoter: the ApiVersions exchange and a caught-up observer":
+        "the model's AddVoter is one step: the leader accepts and appends the VotersRecord. Kafka's"
+        " leader handles AddRaftVoter (KafkaRaftClient.handleAddVoterRequest, AddVoterHandler), sends"
+        " ApiVersions to the new voter, and on its answer (kraft.version range) checks that the"
+        " observer is caught up, then appends. The adapter delivers the operator's request, answers"
+        " the ApiVersions request as the new voter's KafkaRaftClient would (kraft.version 0-1) and"
+        " polls, all in the one step. Kafka's caught-up test (LeaderState.isReplicaCaughtUp) is"
+        " weaker than the model's: it asks that the observer has once reached the leader's end"
+        " offset in this epoch and fetched in the last hour, where the model asks that its last"
+        " fetch offset is the leader's end offset now; walks drive only the model's AddVoter, so the"
+        " real leader accepting an AddVoter the model refuses is not seen here",
+    "SendObserverFetch: which bootstrap voter":
+        "an observer that knows no leader fetches from one bootstrap server at a time"
+        " (RequestManager.findReadyBootstrapServer: a random start, nothing else in flight); the model"
+        " may fetch from each bootstrap voter at once. The adapter points the node's random draw at"
+        " the model's voter for that poll; with another request of that observer still awaited the"
+        " step is not drivable (counted as skipped)",
     "control records":
         "the first leader of a log whose voter set is still the bootstrap checkpoint's writes, in the"
         " batch of its LeaderChange record, a KRaftVersionRecord and the VotersRecord of that set"
@@ -262,6 +287,9 @@ class KraftAdapter:
         kind = type(action)
         if kind is A.DiskLoss and self.kraft_version == 0:
             return "DiskLoss"
+        polled = _polled(action)
+        if polled is not None and kind is not A.ResignAfterRemoval and self.nodes[polled].resign_requested():
+            return "a removed leader resigns at its next poll"
         if kind is A.SendObserverFetch:
             key = self._send_key(state, action)
             return None if key in self.outbox else self._observer_fetch(state, key)
@@ -283,7 +311,7 @@ class KraftAdapter:
         is in flight. The adapter points that draw at key[2] for one poll (then pins it back to 1)."""
         node = self.nodes[key[1]]
         if any(f.requester == node.id and self._alive(f) for f in self.flight):
-            return "an observer's one request in flight"
+            return "SendObserverFetch: which bootstrap voter"
         rm = self.rm_field.get(node.client)
         rm.resetAll()
         self.mock_next_int.invoke(node.random, self.Integer(key[2]))
@@ -292,7 +320,7 @@ class KraftAdapter:
         finally:
             self.mock_next_int.invoke(node.random, self.Integer(1))
         self._collect(node)
-        return None if key in self.outbox else "an observer's one request in flight"
+        return None if key in self.outbox else "SendObserverFetch: which bootstrap voter"
 
     def _resend(self, key: tuple[int, int, int]) -> str | None:
         """Let node key[1]'s outstanding request to key[2] time out and poll it; None if it then
@@ -372,9 +400,9 @@ class KraftAdapter:
             refused = self._remove_voter(action.leader, action.node)
             if refused:
                 return refused
-        elif kind is A.ResignAfterRemoval:  # the real leader resigns by itself (RESIGN_IN_COMMIT_STEP)
+        elif kind is A.ResignAfterRemoval:  # the poll after RemoveVoterHandler asked the leader to resign
             node = self.nodes[action.node]
-            node.poll()
+            node.poll(resign=True)
             self._collect(node)
         elif kind in (A.CutLink, A.HealLink):
             pass  # messages are held here, by the model's choice of deliveries
@@ -639,10 +667,10 @@ FOLLOWER_VOTE = ("the jars' FollowerState persists no vote (ElectionState.withEl
                  " as Follower, where Kafka 4.1 (the model) restarts it as Candidate")
 
 
-RESIGN_IN_COMMIT_STEP = ("a leader whose own removal commits resigns in the same poll loop"
+RESIGN_IN_COMMIT_STEP = ("a leader whose own removal has committed resigns in its next poll"
                          " (RemoveVoterHandler.highWatermarkUpdated -> LeaderState.requestResign, then"
-                         " KafkaRaftClient.pollLeader -> transitionToResigned), where the model takes"
-                         " ResignAfterRemoval as a separate step")
+                         " KafkaRaftClient.pollLeader -> transitionToResigned), where the model lets it act"
+                         " as leader (handle a request, send) before its ResignAfterRemoval step")
 
 
 def known_divergence(state: KraftState, action: Any, successor: KraftState, real: dict[str, Any],
@@ -663,6 +691,20 @@ def known_divergence(state: KraftState, action: Any, successor: KraftState, real
                 and real.get(f"node{i}.role") == ROLE_NAMES[FOLLOWER] and real.get(f"node{i}.leader") == before.leader):
             return FOLLOWER_VOTE
     return None
+
+
+def _polled(action: Any) -> int | None:
+    """The node whose client a step polls (None: a step on the network only, or a new process)."""
+    kind = type(action)
+    if kind in (A.Restart, A.DiskLoss, A.DropMessage, A.CutLink, A.HealLink):
+        return None
+    if kind in (A.AddVoter, A.RemoveVoter):
+        return action.leader
+    if kind in A.HANDLE_ACTION.values():
+        return action.dst
+    if hasattr(action, "src"):
+        return action.src
+    return action.node
 
 
 def _model_message_text(m: Any) -> str:
@@ -820,12 +862,23 @@ class _Node:
         q = self.quorum()
         return self.role(q), q.epoch()
 
-    def poll(self) -> None:
+    def poll(self, resign: bool = False) -> None:
+        """Up to POLLS polls, and two more per message still queued. Without `resign`, stop at a
+        leader whose removal has just committed (RemoveVoterHandler asked it to resign): the next
+        poll would resign it, the model's separate ResignAfterRemoval."""
         for _ in range(POLLS):
             self.client.poll()
+            if not resign and self.resign_requested():
+                return
         while not self.queue.isEmpty():
             self.client.poll()
+            if not resign and self.resign_requested():
+                return
             self.client.poll()
+
+    def resign_requested(self) -> bool:
+        q = self.quorum()
+        return bool(q.isLeader() and q.leaderStateOrThrow().isResignRequested())
 
     def expects(self, out: Any) -> bool:
         """Whether this process's RequestManager still waits for the response to `out`."""
