@@ -76,8 +76,9 @@ ABSTRACTIONS = {
         " which the sender's RequestManager would ignore (isResponseExpected is false)",
     "MockLog partial reads":
         "MockLog.read returns at most two batches (a test double's way to exercise partial reads),"
-        " so a real Fetch answer carries at most two batches where KafkaMetadataLog and the model"
-        " send the rest of the log: configurations with max_log above 2 are refused",
+        " so a real Fetch answer carries at most two batches where KafkaMetadataLog (up to the fetch's"
+        " byte limit) and the model send the rest of the log: a HandleFetchRequest whose real answer"
+        " would stop short of the leader's log end is not drivable (counted as skipped)",
     "MockLog.endOffsetForEpoch":
         "the real log is Kafka's test double MockLog. Asked for an epoch below every epoch in the log,"
         " it answers (start of the first epoch, epoch 0) where KafkaMetadataLog (UnifiedLog's"
@@ -121,6 +122,13 @@ ABSTRACTIONS = {
         " offset in this epoch and fetched in the last hour, where the model asks that its last"
         " fetch offset is the leader's end offset now; walks drive only the model's AddVoter, so the"
         " real leader accepting an AddVoter the model refuses is not seen here",
+    "AddVoter: the leader's connection to the new voter":
+        "AddVoterHandler sends ApiVersions only if the leader's RequestManager is ready for the new"
+        " voter (no request to it in flight, not backing off), else answers REQUEST_TIMED_OUT (\"not"
+        " ready to receive requests\"); the model has no connections. If the awaited request has"
+        " nothing in flight here (a BeginQuorumEpoch whose NONE answer the adapter dropped, or one the"
+        " model has not sent) the adapter lets it time out (RequestManager.reset) first; if its answer"
+        " is in flight the step is not drivable (counted as skipped)",
     "SendObserverFetch: which bootstrap voter":
         "an observer that knows no leader fetches from one bootstrap server at a time"
         " (RequestManager.findReadyBootstrapServer: a random start, nothing else in flight); the model"
@@ -146,8 +154,8 @@ ABSTRACTIONS = {
 
 from model.kraft.params import PRESETS as _ALL_PRESETS  # noqa: E402
 
-# The presets with the bootstrap voter set throughout (no spares, no voter changes): `kcheck conform`'s default.
-PRESETS = tuple(name for name, c in _ALL_PRESETS.items() if not c.get("spares") and not c.get("voter_changes"))
+# `kcheck conform`'s default: every kraft preset, the dynamic-voter ones (spares, voter_changes) included.
+PRESETS = tuple(_ALL_PRESETS)
 
 
 def default_variant() -> str:
@@ -173,9 +181,6 @@ class KraftAdapter:
         if not model.ctx.proto.pre_vote and has_class(PRE_VOTE_CLASS):
             raise ConfigError(f"variant {model.variant} has no pre-vote, but these Kafka jars have KIP-996's "
                               "pre-vote: use a variant with pre-vote (kafka-4.1)")
-        if p.max_log > MAX_LOG:
-            raise ConfigError(f"max_log = {p.max_log}: the real log (MockLog) answers a Fetch with at most two "
-                              f"batches, where the model sends the whole rest of the log; use max_log <= {MAX_LOG}")
         self.params = p
         self.kraft_version = KRAFT_VERSION
         self._java()
@@ -287,6 +292,10 @@ class KraftAdapter:
         kind = type(action)
         if kind is A.DiskLoss and self.kraft_version == 0:
             return "DiskLoss"
+        if kind is A.HandleFetchRequest and self._partial_read(state, action):
+            return "MockLog partial reads"
+        if kind is A.AddVoter and self._connection_busy(action.leader, action.node):
+            return "AddVoter: the leader's connection to the new voter"
         polled = _polled(action)
         if polled is not None and kind is not A.ResignAfterRemoval and self.nodes[polled].resign_requested():
             return "a removed leader resigns at its next poll"
@@ -304,6 +313,23 @@ class KraftAdapter:
         kind = type(action)
         dst = action.dst if kind is not A.SendFetch else state.nodes[action.src].leader
         return SEND_KIND[kind], action.src, dst
+
+    def _partial_read(self, state: KraftState, action: Any) -> bool:
+        """Whether the leader's answer to this Fetch would carry records and MockLog.read would stop
+        short of the log end (it returns at most two batches)."""
+        f = next((f for f in self.flight if f.kind == FETCH_REQUEST and f.src == action.src
+                  and f.dst == action.dst), None)
+        node = self.nodes[action.dst]
+        if f is None or not node.quorum().isLeader():
+            return False
+        offset, end = _partition(f.message.data()).fetchOffset(), node.log.endOffset().offset()
+        if offset >= end:
+            return False
+        try:
+            batches = list(node.log.read(offset, self.Isolation.UNCOMMITTED).records.batches())
+        except self.jpype.JException:
+            return False
+        return bool(batches) and batches[-1].nextOffset() < end
 
     def _observer_fetch(self, state: KraftState, key: tuple[int, int, int]) -> str | None:
         """An observer's Fetch to bootstrap voter key[2]: RequestManager.findReadyBootstrapServer starts at
@@ -442,6 +468,7 @@ class KraftAdapter:
             CLUSTER_ID, REQUEST_TIMEOUT_MS, J("org.apache.kafka.raft.ReplicaKey").of(j, target.directory),
             target.endpoints())
         self.api_versions.pop(leader, None)
+        self._free_connection(leader, j)
         inbound = self._operator_request(leader, data)
         out = self.api_versions.pop(leader, None)
         if out is None:
@@ -459,6 +486,22 @@ class KraftAdapter:
         node.poll()
         self._collect(node)
         return self._refused("AddRaftVoter", inbound)
+
+    def _voter_node(self, j: int) -> Any:
+        return self.J("org.apache.kafka.common.Node")(j, f"node-{j}", PORT)
+
+    def _connection_busy(self, leader: int, j: int) -> bool:
+        """Whether the leader awaits a response from j that is in flight here (model and real)."""
+        return any(f.requester == leader and j in (f.src, f.dst) and self._alive(f) for f in self.flight)
+
+    def _free_connection(self, leader: int, j: int) -> None:
+        """A request to j the leader still awaits with nothing in flight for it (a BeginQuorumEpoch whose
+        NONE answer was dropped, or one the model has not sent): let it time out (RequestManager.reset),
+        so that AddVoterHandler can send ApiVersions to j."""
+        node = self.nodes[leader]
+        rm = self.rm_field.get(node.client)
+        if not rm.isReady(self._voter_node(j), node.time.milliseconds()):
+            rm.reset(self._voter_node(j))
 
     def _remove_voter(self, leader: int, j: int) -> str | None:
         """RemoveVoter: the leader handles RemoveRaftVoter for j (RemoveVoterHandler) and appends the
