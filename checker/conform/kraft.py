@@ -41,7 +41,7 @@ CLUSTER_ID = "kcheck-conform-cluster"
 KRAFT_VERSION = 1  # 1: a bootstrap checkpoint with the voters' directory ids (Kafka 4.1's format); 0: static voters
 # Batch buffers of a client's BatchMemoryPool (KafkaRaftClient's public constructor uses 5).
 MEMORY_BATCHES = 5
-MAX_LOG = 2  # MockLog.read returns at most two batches: longer logs would make partial Fetch answers
+MAX_LOG = 2  # MockLog.read returns at most two batches: a Fetch answer beyond them is not drivable (_partial_read)
 POLLS = 3  # poll() runs the role's timers and sends, then handles one message: a step takes several
 
 # Model variants the jars of a snapshot before KIP-996 can represent (no Prospective state).
