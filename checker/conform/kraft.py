@@ -18,6 +18,7 @@ from typing import Any
 from checker.config import ConfigError
 from checker.conform.jvm import has_class
 from model.kraft import actions as A
+from model.kraft.rules import last_voter_set
 from model.kraft.rules import (
     CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, NO_ID, RESIGNED, ROLE_NAMES, UNATTACHED, VOTERS_BASE,
 )
@@ -40,7 +41,7 @@ CLUSTER_ID = "kcheck-conform-cluster"
 KRAFT_VERSION = 1  # 1: a bootstrap checkpoint with the voters' directory ids (Kafka 4.1's format); 0: static voters
 # Batch buffers of a client's BatchMemoryPool (KafkaRaftClient's public constructor uses 5).
 MEMORY_BATCHES = 5
-MAX_LOG = 2  # MockLog.read returns at most two batches: longer logs would make partial Fetch answers
+MAX_LOG = 2  # MockLog.read returns at most two batches: a Fetch answer beyond them is not drivable (_partial_read)
 POLLS = 3  # poll() runs the role's timers and sends, then handles one message: a step takes several
 
 # Model variants the jars of a snapshot before KIP-996 can represent (no Prospective state).
@@ -75,8 +76,9 @@ ABSTRACTIONS = {
         " which the sender's RequestManager would ignore (isResponseExpected is false)",
     "MockLog partial reads":
         "MockLog.read returns at most two batches (a test double's way to exercise partial reads),"
-        " so a real Fetch answer carries at most two batches where KafkaMetadataLog and the model"
-        " send the rest of the log: configurations with max_log above 2 are refused",
+        " so a real Fetch answer carries at most two batches where KafkaMetadataLog (up to the fetch's"
+        " byte limit) and the model send the rest of the log: a HandleFetchRequest whose real answer"
+        " would stop short of the leader's log end is not drivable (counted as skipped)",
     "MockLog.endOffsetForEpoch":
         "the real log is Kafka's test double MockLog. Asked for an epoch below every epoch in the log,"
         " it answers (start of the first epoch, epoch 0) where KafkaMetadataLog (UnifiedLog's"
@@ -99,8 +101,40 @@ ABSTRACTIONS = {
         "kraft.version 1: every disk is formatted with the bootstrap checkpoint (0-0.checkpoint: the"
         " voters' ids, the directory ids of their first disks, endpoints), as `kafka-storage format"
         " --initial-controllers` writes it; a lost disk's replacement gets a new directory id, so the"
-        " node is an observer. Presets with voter changes or spares (AddVoter, RemoveVoter, an"
-        " observer's Fetch to a bootstrap server) are not driven yet",
+        " node is an observer. Spares are formatted the same way (the model keeps the bootstrap set"
+        " for every node); the voter set in each log is compared as its VotersRecords (Voters[ids])",
+    "a removed leader resigns at its next poll":
+        "once the VotersRecord that removes the leader commits, RemoveVoterHandler.highWatermarkUpdated"
+        " asks it to resign (LeaderState.requestResign) and its next poll resigns it"
+        " (KafkaRaftClient.pollLeader); the model keeps it leader until a separate ResignAfterRemoval step"
+        " and lets it act as leader before that (handle a request, append, send, time out). The adapter"
+        " stops polling that leader when the request is made, drives ResignAfterRemoval as its next"
+        " poll, and does not drive any other step of that node in between (counted as skipped); a"
+        " behaviour that takes one (a trace) ends in the named divergence RESIGN_IN_COMMIT_STEP",
+    "AddVoter: the ApiVersions exchange and a caught-up observer":
+        "the model's AddVoter is one step: the leader accepts and appends the VotersRecord. Kafka's"
+        " leader handles AddRaftVoter (KafkaRaftClient.handleAddVoterRequest, AddVoterHandler), sends"
+        " ApiVersions to the new voter, and on its answer (kraft.version range) checks that the"
+        " observer is caught up, then appends. The adapter delivers the operator's request, answers"
+        " the ApiVersions request as the new voter's KafkaRaftClient would (kraft.version 0-1) and"
+        " polls, all in the one step. Kafka's caught-up test (LeaderState.isReplicaCaughtUp) is"
+        " weaker than the model's: it asks that the observer has once reached the leader's end"
+        " offset in this epoch and fetched in the last hour, where the model asks that its last"
+        " fetch offset is the leader's end offset now; walks drive only the model's AddVoter, so the"
+        " real leader accepting an AddVoter the model refuses is not seen here",
+    "AddVoter: the leader's connection to the new voter":
+        "AddVoterHandler sends ApiVersions only if the leader's RequestManager is ready for the new"
+        " voter (no request to it in flight, not backing off), else answers REQUEST_TIMED_OUT (\"not"
+        " ready to receive requests\"); the model has no connections. If the awaited request has"
+        " nothing in flight here (a BeginQuorumEpoch whose NONE answer the adapter dropped, or one the"
+        " model has not sent) the adapter lets it time out (RequestManager.reset) first; if its answer"
+        " is in flight the step is not drivable (counted as skipped)",
+    "SendObserverFetch: which bootstrap voter":
+        "an observer that knows no leader fetches from one bootstrap server at a time"
+        " (RequestManager.findReadyBootstrapServer: a random start, nothing else in flight); the model"
+        " may fetch from each bootstrap voter at once. The adapter points the node's random draw at"
+        " the model's voter for that poll; with another request of that observer still awaited the"
+        " step is not drivable (counted as skipped)",
     "control records":
         "the first leader of a log whose voter set is still the bootstrap checkpoint's writes, in the"
         " batch of its LeaderChange record, a KRaftVersionRecord and the VotersRecord of that set"
@@ -120,8 +154,8 @@ ABSTRACTIONS = {
 
 from model.kraft.params import PRESETS as _ALL_PRESETS  # noqa: E402
 
-# The presets with the bootstrap voter set throughout (no spares, no voter changes): `kcheck conform`'s default.
-PRESETS = tuple(name for name, c in _ALL_PRESETS.items() if not c.get("spares") and not c.get("voter_changes"))
+# `kcheck conform`'s default: every kraft preset, the dynamic-voter ones (spares, voter_changes) included.
+PRESETS = tuple(_ALL_PRESETS)
 
 
 def default_variant() -> str:
@@ -129,7 +163,8 @@ def default_variant() -> str:
     return "kafka-4.1" if has_class(PRE_VOTE_CLASS) else "no-pre-vote"
 
 
-SEND_KIND = {A.SendVote: VOTE_REQUEST, A.SendBeginQuorumEpoch: BQE_REQUEST, A.SendFetch: FETCH_REQUEST}
+SEND_KIND = {A.SendVote: VOTE_REQUEST, A.SendBeginQuorumEpoch: BQE_REQUEST, A.SendFetch: FETCH_REQUEST,
+             A.SendObserverFetch: FETCH_REQUEST}
 
 
 class KraftAdapter:
@@ -146,12 +181,6 @@ class KraftAdapter:
         if not model.ctx.proto.pre_vote and has_class(PRE_VOTE_CLASS):
             raise ConfigError(f"variant {model.variant} has no pre-vote, but these Kafka jars have KIP-996's "
                               "pre-vote: use a variant with pre-vote (kafka-4.1)")
-        if p.max_log > MAX_LOG:
-            raise ConfigError(f"max_log = {p.max_log}: the real log (MockLog) answers a Fetch with at most two "
-                              f"batches, where the model sends the whole rest of the log; use max_log <= {MAX_LOG}")
-        if p.dynamic:
-            raise ConfigError("the kraft conformance adapter does not drive voter changes yet: a preset with "
-                              "spares or voter_changes (AddVoter, RemoveVoter) is not supported")
         self.params = p
         self.kraft_version = KRAFT_VERSION
         self._java()
@@ -185,6 +214,8 @@ class KraftAdapter:
         self.mock_next_int = mockable.getDeclaredMethod("mockNextInt", self.Integer.TYPE)
         self.mock_next_int.setAccessible(True)
         ApiKeys = J("org.apache.kafka.common.protocol.ApiKeys")
+        self.api_versions_key = ApiKeys.API_VERSIONS.id
+        self.api_versions: dict[int, Any] = {}
         self.api = {ApiKeys.VOTE.id: VOTE_REQUEST, ApiKeys.BEGIN_QUORUM_EPOCH.id: BQE_REQUEST,
                     ApiKeys.FETCH.id: FETCH_REQUEST}
         self.ApiMessageType = J("org.apache.kafka.common.message.ApiMessageType")
@@ -261,6 +292,16 @@ class KraftAdapter:
         kind = type(action)
         if kind is A.DiskLoss and self.kraft_version == 0:
             return "DiskLoss"
+        if kind is A.HandleFetchRequest and self._partial_read(state, action):
+            return "MockLog partial reads"
+        if kind is A.AddVoter and self._connection_busy(action.leader, action.node):
+            return "AddVoter: the leader's connection to the new voter"
+        polled = _polled(action)
+        if polled is not None and kind is not A.ResignAfterRemoval and self.nodes[polled].resign_requested():
+            return "a removed leader resigns at its next poll"
+        if kind is A.SendObserverFetch:
+            key = self._send_key(state, action)
+            return None if key in self.outbox else self._observer_fetch(state, key)
         if kind in SEND_KIND:
             key = self._send_key(state, action)
             if key not in self.outbox:
@@ -272,6 +313,40 @@ class KraftAdapter:
         kind = type(action)
         dst = action.dst if kind is not A.SendFetch else state.nodes[action.src].leader
         return SEND_KIND[kind], action.src, dst
+
+    def _partial_read(self, state: KraftState, action: Any) -> bool:
+        """Whether the leader's answer to this Fetch would carry records and MockLog.read would stop
+        short of the log end (it returns at most two batches)."""
+        f = next((f for f in self.flight if f.kind == FETCH_REQUEST and f.src == action.src
+                  and f.dst == action.dst), None)
+        node = self.nodes[action.dst]
+        if f is None or not node.quorum().isLeader():
+            return False
+        offset, end = _partition(f.message.data()).fetchOffset(), node.log.endOffset().offset()
+        if offset >= end:
+            return False
+        try:
+            batches = list(node.log.read(offset, self.Isolation.UNCOMMITTED).records.batches())
+        except self.jpype.JException:
+            return False
+        return bool(batches) and batches[-1].nextOffset() < end
+
+    def _observer_fetch(self, state: KraftState, key: tuple[int, int, int]) -> str | None:
+        """An observer's Fetch to bootstrap voter key[2]: RequestManager.findReadyBootstrapServer starts at
+        a random bootstrap server (nextInt of the node's MockableRandom) and sends only while nothing else
+        is in flight. The adapter points that draw at key[2] for one poll (then pins it back to 1)."""
+        node = self.nodes[key[1]]
+        if any(f.requester == node.id and self._alive(f) for f in self.flight):
+            return "SendObserverFetch: which bootstrap voter"
+        rm = self.rm_field.get(node.client)
+        rm.resetAll()
+        self.mock_next_int.invoke(node.random, self.Integer(key[2]))
+        try:
+            node.poll()
+        finally:
+            self.mock_next_int.invoke(node.random, self.Integer(1))
+        self._collect(node)
+        return None if key in self.outbox else "SendObserverFetch: which bootstrap voter"
 
     def _resend(self, key: tuple[int, int, int]) -> str | None:
         """Let node key[1]'s outstanding request to key[2] time out and poll it; None if it then
@@ -306,6 +381,10 @@ class KraftAdapter:
             node.client.schedulePreparedAppend()
             node.poll()
             self._collect(node)
+        elif kind is A.SendObserverFetch:
+            key = self._send_key(state, action)
+            if key not in self.outbox and self._observer_fetch(state, key) is not None:
+                return f"node {key[1]} builds no Fetch to bootstrap voter {key[2]}"
         elif kind in SEND_KIND:
             key = self._send_key(state, action)
             if key not in self.outbox and self._resend(key) is not None:
@@ -339,12 +418,98 @@ class KraftAdapter:
             f = self._take(A.MESSAGE_KIND[action.message], action.src, action.dst)
             if f is None:
                 return f"no {action.message} from {action.src} to {action.dst} in flight on the real side"
+        elif kind is A.AddVoter:
+            refused = self._add_voter(action.leader, action.node)
+            if refused:
+                return refused
+        elif kind is A.RemoveVoter:
+            refused = self._remove_voter(action.leader, action.node)
+            if refused:
+                return refused
+        elif kind is A.ResignAfterRemoval:  # the poll after RemoveVoterHandler asked the leader to resign
+            node = self.nodes[action.node]
+            node.poll(resign=True)
+            self._collect(node)
         elif kind in (A.CutLink, A.HealLink):
             pass  # messages are held here, by the model's choice of deliveries
         else:
             return f"{kind.__name__} has no real counterpart in this adapter"
         self._send(successor)
         return None
+
+    # --- voter changes (KIP-853) ------------------------------------------------------------------
+
+    def _operator_request(self, leader: int, data: Any) -> Any:
+        """An operator's request (kafka-metadata-quorum add-controller / remove-controller) handled by
+        the leader: handle, then poll."""
+        node = self.nodes[leader]
+        inbound = self.RaftRequest.Inbound(
+            node.channel.listenerName(), self.corr.incrementAndGet(),
+            self.ApiMessageType.fromApiKey(data.apiKey()).highestSupportedVersion(True), data,
+            node.time.milliseconds())
+        node.client.handle(inbound)
+        node.poll()
+        self._collect(node)
+        return inbound
+
+    def _refused(self, what: str, inbound: Any) -> str | None:
+        if not inbound.completion.isDone():
+            return None  # the answer waits for the VotersRecord to commit
+        code = int(inbound.completion.get().data().errorCode())
+        return None if code == 0 else f"{what} answered {_err(code)}"
+
+    def _add_voter(self, leader: int, j: int) -> str | None:
+        """AddVoter: the leader handles AddRaftVoter for j (its directory id and endpoint), sends
+        ApiVersions to j (AddVoterHandler), which j answers with its kraft.version range; the leader then
+        checks j is caught up (LeaderState.isReplicaCaughtUp) and appends the VotersRecord."""
+        J = self.J
+        target = self.nodes[j]
+        data = J("org.apache.kafka.raft.RaftUtil").addVoterRequest(
+            CLUSTER_ID, REQUEST_TIMEOUT_MS, J("org.apache.kafka.raft.ReplicaKey").of(j, target.directory),
+            target.endpoints())
+        self.api_versions.pop(leader, None)
+        self._free_connection(leader, j)
+        inbound = self._operator_request(leader, data)
+        out = self.api_versions.pop(leader, None)
+        if out is None:
+            return self._refused("AddRaftVoter", inbound) or "the leader sent no ApiVersions to the new voter"
+        Data = J("org.apache.kafka.common.message.ApiVersionsResponseData")
+        feature = J("org.apache.kafka.common.message.ApiVersionsResponseData$SupportedFeatureKey")()
+        versions = J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange()
+        feature.setName(J("org.apache.kafka.server.common.KRaftVersion").FEATURE_NAME)
+        feature.setMinVersion(versions.min()).setMaxVersion(versions.max())
+        features = J("org.apache.kafka.common.message.ApiVersionsResponseData$SupportedFeatureKeyCollection")()
+        features.add(feature)
+        response = Data().setErrorCode(0).setSupportedFeatures(features)
+        node = self.nodes[leader]
+        node.channel.mockReceive(self.RaftResponse.Inbound(out.correlationId(), response, out.destination()))
+        node.poll()
+        self._collect(node)
+        return self._refused("AddRaftVoter", inbound)
+
+    def _voter_node(self, j: int) -> Any:
+        return self.J("org.apache.kafka.common.Node")(j, f"node-{j}", PORT)
+
+    def _connection_busy(self, leader: int, j: int) -> bool:
+        """Whether the leader awaits a response from j that is in flight here (model and real)."""
+        return any(f.requester == leader and j in (f.src, f.dst) and self._alive(f) for f in self.flight)
+
+    def _free_connection(self, leader: int, j: int) -> None:
+        """A request to j the leader still awaits with nothing in flight for it (a BeginQuorumEpoch whose
+        NONE answer was dropped, or one the model has not sent): let it time out (RequestManager.reset),
+        so that AddVoterHandler can send ApiVersions to j."""
+        node = self.nodes[leader]
+        rm = self.rm_field.get(node.client)
+        if not rm.isReady(self._voter_node(j), node.time.milliseconds()):
+            rm.reset(self._voter_node(j))
+
+    def _remove_voter(self, leader: int, j: int) -> str | None:
+        """RemoveVoter: the leader handles RemoveRaftVoter for j (RemoveVoterHandler) and appends the
+        VotersRecord without j."""
+        J = self.J
+        data = J("org.apache.kafka.raft.RaftUtil").removeVoterRequest(
+            CLUSTER_ID, J("org.apache.kafka.raft.ReplicaKey").of(j, self.nodes[j].directory))
+        return self._refused("RemoveRaftVoter", self._operator_request(leader, data))
 
     def let_time_pass(self) -> None:
         """Every node's clock past every timer, one node after the other, each polled: what the
@@ -360,6 +525,9 @@ class KraftAdapter:
         """Move the requests node has put on its channel into the outbox (a newer one replaces an
         older one to the same destination: the older one's sender no longer waits for it)."""
         for out in node.channel.drainSendQueue():
+            if out.data().apiKey() == self.api_versions_key:
+                self.api_versions[node.id] = out  # AddVoterHandler asks the new voter (answered in _add_voter)
+                continue
             kind = self.api.get(out.data().apiKey())
             if kind is None:
                 continue  # EndQuorumEpoch and others the model does not have (ABSTRACTIONS)
@@ -526,6 +694,10 @@ class KraftAdapter:
                 kinds.append(str(t))
         return kinds
 
+    def known_divergence(self, state: KraftState, action: Any, successor: KraftState,
+                         real: dict[str, Any]) -> str | None:
+        return known_divergence(state, action, successor, real, self.params.bootstrap)
+
     def abstractions(self) -> dict[str, str]:
         return dict(ABSTRACTIONS)
 
@@ -538,9 +710,23 @@ FOLLOWER_VOTE = ("the jars' FollowerState persists no vote (ElectionState.withEl
                  " as Follower, where Kafka 4.1 (the model) restarts it as Candidate")
 
 
-def known_divergence(state: KraftState, action: Any, successor: KraftState, real: dict[str, Any]) -> str | None:
+RESIGN_IN_COMMIT_STEP = ("a leader whose own removal has committed resigns in its next poll"
+                         " (RemoveVoterHandler.highWatermarkUpdated -> LeaderState.requestResign, then"
+                         " KafkaRaftClient.pollLeader -> transitionToResigned), where the model lets it act"
+                         " as leader (handle a request, send) before its ResignAfterRemoval step")
+
+
+def known_divergence(state: KraftState, action: Any, successor: KraftState, real: dict[str, Any],
+                     bootstrap: int | None = None) -> str | None:
     """The documented divergence a difference after `action` is, or None: a version gap between the
-    jars (trunk of 2024-12-27) and Kafka 4.1, which the model describes."""
+    jars (trunk of 2024-12-27) and Kafka 4.1, which the model describes, or a step the real code
+    takes together with the next one."""
+    for i, n in enumerate(successor.nodes if bootstrap is not None else ()):
+        if n.role == LEADER and real.get(f"node{i}.role") == ROLE_NAMES[RESIGNED] \
+                and real.get(f"node{i}.epoch") == n.epoch:
+            voters, offset = last_voter_set(n.log, bootstrap)
+            if not voters >> i & 1 and offset < n.hw:
+                return RESIGN_IN_COMMIT_STEP
     if isinstance(action, A.Restart):
         i = action.node
         before, after = state.nodes[i], successor.nodes[i]
@@ -548,6 +734,20 @@ def known_divergence(state: KraftState, action: Any, successor: KraftState, real
                 and real.get(f"node{i}.role") == ROLE_NAMES[FOLLOWER] and real.get(f"node{i}.leader") == before.leader):
             return FOLLOWER_VOTE
     return None
+
+
+def _polled(action: Any) -> int | None:
+    """The node whose client a step polls (None: a step on the network only, or a new process)."""
+    kind = type(action)
+    if kind in (A.Restart, A.DiskLoss, A.DropMessage, A.CutLink, A.HealLink):
+        return None
+    if kind in (A.AddVoter, A.RemoveVoter):
+        return action.leader
+    if kind in A.HANDLE_ACTION.values():
+        return action.dst
+    if hasattr(action, "src"):
+        return action.src
+    return action.node
 
 
 def _model_message_text(m: Any) -> str:
@@ -672,6 +872,7 @@ class _Node:
         self.queue = J("org.apache.kafka.raft.MockMessageQueue")()
         Collections = J("java.util.Collections")
         endpoints = self.endpoints()
+        self.random = a.pinned_random(self.seed * 7919 + self.incarnation)
         self.client = a.ctor.newInstance(
             J("java.util.OptionalInt").of(self.id), self.directory,
             J("org.apache.kafka.raft.internals.StringSerde")(), self.channel, self.queue, self.log,
@@ -679,7 +880,7 @@ class _Node:
             J("org.apache.kafka.raft.MockExpirationService")(self.time),
             a.Integer(0), J("java.lang.Boolean")(True), CLUSTER_ID, a.bootstrap_servers(), endpoints,
             J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange(), ctx,
-            a.pinned_random(self.seed * 7919 + self.incarnation), a.quorum_config)
+            self.random, a.quorum_config)
         static = a.voter_addrs if a.kraft_version == 0 else J("java.util.HashMap")()
         self.client.initialize(static, self.store, J("org.apache.kafka.common.metrics.Metrics")(self.time))
 
@@ -704,12 +905,23 @@ class _Node:
         q = self.quorum()
         return self.role(q), q.epoch()
 
-    def poll(self) -> None:
+    def poll(self, resign: bool = False) -> None:
+        """Up to POLLS polls, and two more per message still queued. Without `resign`, stop at a
+        leader whose removal has just committed (RemoveVoterHandler asked it to resign): the next
+        poll would resign it, the model's separate ResignAfterRemoval."""
         for _ in range(POLLS):
             self.client.poll()
+            if not resign and self.resign_requested():
+                return
         while not self.queue.isEmpty():
             self.client.poll()
+            if not resign and self.resign_requested():
+                return
             self.client.poll()
+
+    def resign_requested(self) -> bool:
+        q = self.quorum()
+        return bool(q.isLeader() and q.leaderStateOrThrow().isResignRequested())
 
     def expects(self, out: Any) -> bool:
         """Whether this process's RequestManager still waits for the response to `out`."""
