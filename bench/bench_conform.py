@@ -1,7 +1,7 @@
 """Benchmark `kcheck conform --model kraft`: seeded swarm walks driven on the real KafkaRaftClient
 (jars through JPype); prints one JSON object with the steps per second.
 
-    python bench/bench_conform.py                               # 100 walks of depth 30, every static preset
+    python bench/bench_conform.py                               # 100 walks of depth 30, every preset `kcheck conform` drives
     python bench/bench_conform.py --walks 20 --preset elections # one preset
     python bench/bench_conform.py --kafka-classpath ../shared/kafka
 
