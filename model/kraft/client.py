@@ -81,8 +81,8 @@ def election_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
 def _election_timeout(s: KraftState, c: Context, i: int, n: Node) -> KraftState | None:
     """election_timeout's effect, per role."""
     if not c.proto.pre_vote:
-        if n.role in (UNATTACHED, CANDIDATE, RESIGNED) and n.epoch < c.p.max_epoch:
-            return Q.become_candidate(s, c, i)
+        if n.role in (UNATTACHED, CANDIDATE, RESIGNED) and n.epoch < c.p.max_epoch:  # a removed leader: Unattached
+            return Q.become_candidate(s, c, i) if Q.is_voter(c, n, i) else Q.become_unattached(s, c, i, n.epoch + 1)
         return None
     if n.role in (UNATTACHED, CANDIDATE):
         if rules.is_vote_granted(Q.election(c, n, i)) and (n.epoch >= c.p.max_epoch or not Q.can_become_leader(c, n)):
