@@ -171,6 +171,36 @@ def test_smoke_preset_passes_with_pinned_size():
                           "SendObserverFetch": "voter_changes = 0 and spares = 0"}
 
 
+def test_a_removed_leader_without_pre_vote_times_out_to_unattached():
+    """KafkaRaftClient.pollResigned: a Resigned leader no longer in the voter set moves to
+    Unattached in epoch + 1 (a voter would stand). Seeded walks of `reconfig` without pre-vote,
+    with room for one more epoch, until a leader resigns after removing itself; every step on the
+    way (a voter left alone in its set too) is one the model can take without tripping its bounds."""
+    import random
+
+    from model.kraft.rules import RESIGNED, UNATTACHED
+
+    m = build("reconfig", "no-pre-vote", max_epoch=3, timeouts=4)
+    rng = random.Random(1)
+    for _ in range(3000):
+        s = m.init_states()[0]
+        for _ in range(40):
+            enabled = [(a, t) for a in m.actions(s) if (t := m.next_state(s, a)) is not None]
+            if not enabled:
+                break
+            a, s = enabled[rng.randrange(len(enabled))]
+            if isinstance(a, A.ResignAfterRemoval):
+                i, n = a.node, s.nodes[a.node]
+                assert n.role == RESIGNED
+                after = [t for b in m.actions(s) if isinstance(b, A.ElectionTimeout) and b.node == i
+                         and (t := m.next_state(s, b)) is not None]
+                if after:
+                    assert (after[0].nodes[i].role, after[0].nodes[i].epoch) == (UNATTACHED, n.epoch + 1)
+                    return
+                break
+    pytest.fail("no removed leader timed out within 3,000 walks")
+
+
 def test_symmetry_only_merges_renamings():
     """Without symmetry the smoke space is exactly twice as big (two voters, every state asymmetric
     but its mirror image)."""

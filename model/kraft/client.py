@@ -81,8 +81,10 @@ def election_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
 def _election_timeout(s: KraftState, c: Context, i: int, n: Node) -> KraftState | None:
     """election_timeout's effect, per role."""
     if not c.proto.pre_vote:
-        if n.role in (UNATTACHED, CANDIDATE, RESIGNED) and n.epoch < c.p.max_epoch:  # a removed leader: Unattached
-            return Q.become_candidate(s, c, i) if Q.is_voter(c, n, i) else Q.become_unattached(s, c, i, n.epoch + 1)
+        if n.role == RESIGNED and not Q.is_voter(c, n, i):  # a leader that removed itself
+            return Q.become_unattached(s, c, i, n.epoch + 1) if n.epoch < c.p.max_epoch else None
+        if n.role in (UNATTACHED, CANDIDATE, RESIGNED) and _may_stand(c, n, i):
+            return Q.become_candidate(s, c, i)
         return None
     if n.role in (UNATTACHED, CANDIDATE):
         if rules.is_vote_granted(Q.election(c, n, i)) and (n.epoch >= c.p.max_epoch or not Q.can_become_leader(c, n)):
@@ -104,6 +106,12 @@ def prospective_transition_after_election_loss(s: KraftState, c: Context, i: int
     return Q.become_unattached(s, c, i, n.epoch)
 
 
+def _may_stand(c: Context, n: Node, i: int) -> bool:
+    """Without pre-vote, voter i may become Candidate in epoch + 1 within the bounds; a single voter
+    is at once Leader, so its LeaderChange record must fit too (quorum.can_become_leader)."""
+    return n.epoch < c.p.max_epoch and (not rules.is_vote_granted(Q.election(c, n, i)) or Q.can_become_leader(c, n))
+
+
 def fetch_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
     """Follower i's fetch timer expires (pollFollowerAsVoter): Prospective (without pre-vote,
     Candidate in epoch + 1). Observers keep fetching (from bootstrap servers: not modelled)."""
@@ -113,7 +121,7 @@ def fetch_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
     if c.timely and not timing.leader_out_of_reach(s, i):
         return None
     if not c.proto.pre_vote:
-        return expired(Q.become_candidate(s, c, i), c) if n.epoch < c.p.max_epoch else None
+        return expired(Q.become_candidate(s, c, i), c) if _may_stand(c, n, i) else None
     if rules.is_vote_granted(Q.election(c, n, i)) and (n.epoch >= c.p.max_epoch or not Q.can_become_leader(c, n)):
         return None  # a single voter: at once Leader, beyond the bounds
     return expired(Q.become_prospective(s, c, i), c)
