@@ -219,7 +219,8 @@ def test_simulations_of_the_real_nodes_replay_as_model_behaviours(classpath, tmp
     """The other direction: real nodes under seeded random simulations, each recorded (observed
     variables only) and checked by the model; the written traces pass `kcheck replay`, and a
     trace whose step the model does not allow is invalid."""
-    from checker import cli, itf
+    from checker import cli
+    from checker.traces import itf
     from checker.conform import kraft_sim
 
     sim = kraft_sim.simulate("no-pre-vote", runs=12, depth=25, seed=40, out_dir=str(tmp_path))

@@ -12,8 +12,7 @@ import json
 import time
 from typing import Any
 
-from checker.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION, nonnegative_int, positive_int, \
-    positive_seconds
+from checker.cli.options import (EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION, nonnegative_int, positive_int, positive_seconds)
 from checker.config import ConfigError, load_config, load_definition
 from checker.conform import engine
 from checker.conform.adapter import REFUSED, adapter_for
@@ -112,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.trace_out and report.first is not None:
         _write_trace(args.trace_out, report, models)
     elif args.trace_out and sim is not None and sim["first_invalid"] is not None:
-        from checker import itf
+        from checker.traces import itf
         itf.write(args.trace_out, sim["first_invalid"]["document"])
     if args.json:
         out = report_json(report, jars)
@@ -151,7 +150,7 @@ def run_traces(paths: list[str], adapter_cls: Any, report: engine.Report, model_
 
 
 def _write_trace(path: str, report: engine.Report, models: list) -> None:
-    from checker import itf
+    from checker.traces import itf
 
     out = report.first
     assert out is not None and out.difference is not None

@@ -218,7 +218,7 @@ class Simulation:
 
 def itf_document(rc: Any, steps: list[tuple[str | None, dict[str, Any]]], seed: int) -> dict[str, Any]:
     """The run as an ITF trace of the observed variables, for `kcheck replay`."""
-    from checker import itf
+    from checker.traces import itf
 
     meta = itf.run_meta(rc, seed=seed, description="real KafkaRaftClient nodes under a seeded random simulation "
                         "(kcheck conform --simulate): observed variables only")
@@ -235,9 +235,9 @@ def simulate(variant: str, runs: int, depth: int, seed: int, out_dir: str | None
     import os
     from collections import Counter
 
-    from checker import itf
+    from checker.traces import itf
     from checker.config import load_config
-    from checker.replay import VALID, replay
+    from checker.traces.replay import VALID, replay
 
     rc = load_config(model="kraft", variant=variant, preset="default", overrides=OVERRIDES)
     model = rc.build()

@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from checker.config import ConfigError, RunConfig, load_config, read_toml
 from checker.provenance import model_source
-from checker.schedule import kind_of
+from checker.search.schedule import kind_of
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 3
 HOLDS = "holds"
@@ -37,9 +37,9 @@ REQUIRED_KEYS = ("name", "model", "variant", "expect")
 
 def default_gate_file() -> Path:
     """The repo's own gate file: spec/gate.toml next to the checker package (a checkout or an
-    editable install), else the copy installed with the package (checker/gate.toml)."""
+    editable install), else the copy installed with the package (checker/gate/gate/gate.toml)."""
     here = Path(__file__).resolve().parent
-    repo = here.parent / "spec" / "gate.toml"
+    repo = here.parent.parent / "spec" / "gate.toml"
     return repo if repo.is_file() else here / "gate.toml"
 
 
@@ -68,10 +68,10 @@ class Row:
     # sometimes-properties and action kinds a "holds" row may leave unreached / never enabled;
     # any other one fails the row (a search that no longer reaches them checks less)
     may_miss: tuple[str, ...] = ()
-    # a schedule row replays these actions (reprs) instead of searching (checker/schedule.py)
+    # a schedule row replays these actions (reprs) instead of searching (checker/search/schedule.py)
     schedule: tuple[str, ...] = ()
     refused_at: int | None = None  # a "holds" schedule row: the step Kafka 4.1 must refuse (from 1)
-    # a round row searches by the model's rounds (checker/rounds.py) to this many rounds
+    # a round row searches by the model's rounds (checker/search/rounds.py) to this many rounds
     rounds: int | None = None
     # plugin files (absolute) whose variants and properties the row checks (checker/plugin.py)
     plugins: tuple[str, ...] = ()
@@ -147,7 +147,7 @@ def parse_row(path: Path, index: int, table: Any) -> tuple[Row, RunConfig, RunCo
     if not isinstance(overrides, dict):
         raise ConfigError(f"{where}: 'set' must be a table of config keys, e.g. set = {{brokers = 2}}")
     max_states, workers = _positive(table, "max_states", where), _positive(table, "workers", where)
-    from checker.cli import MAX_PROCESSES
+    from checker.cli.options import MAX_PROCESSES
 
     if workers is not None and workers > MAX_PROCESSES:
         raise ConfigError(f"{where}: 'workers' must be at most {MAX_PROCESSES} (as for kcheck check --workers),"
@@ -371,7 +371,7 @@ def trace_text(row: Row, rc: RunConfig, model: Any, trace: Sequence[Any], invari
                loop: int | None = None, rounds_taken: int = 0) -> str:
     """The human rendering written next to an ITF trace: a short header, then the protocol log
     (with `loop`, a lasso: the liveness property's counterexample)."""
-    from checker.render import render_text
+    from checker.traces.render import render_text
 
     bug = f"{row.bug_id} " if row.bug_id else ""
     config = " ".join(f"{k}={json.dumps(v)}" for k, v in rc.config.items())
@@ -394,7 +394,7 @@ def trace_text(row: Row, rc: RunConfig, model: Any, trace: Sequence[Any], invari
 def _liveness(row: Row, rc: RunConfig, model: Any, out: Outcome, want_traces: bool) -> None:
     """The liveness pass of a row whose safety pass ended ok (when its model has temporal
     properties): its outcome, and a lasso (or a timely invariant's trace) as the row's counterexample."""
-    from checker.liveness import check_liveness, temporal_properties
+    from checker.search.liveness import check_liveness, temporal_properties
 
     if not temporal_properties(model):
         return
@@ -414,7 +414,7 @@ def _liveness(row: Row, rc: RunConfig, model: Any, out: Outcome, want_traces: bo
     trace, loop = bad.counterexample
     out.trace_length = len(trace) - 1
     if want_traces and row.is_bug and bad.name == row.expect:
-        from checker import itf
+        from checker.traces import itf
 
         meta = trace_meta(row, rc, bad.name, bad.description)
         meta["kind"] = "liveness"
@@ -424,8 +424,8 @@ def _liveness(row: Row, rc: RunConfig, model: Any, out: Outcome, want_traces: bo
 
 
 def _run_schedule(row: Row, rc: RunConfig, model: Any, want_traces: bool) -> Outcome:
-    """A schedule row: its actions replayed (checker/schedule.py) instead of a search."""
-    from checker.schedule import replay_schedule
+    """A schedule row: its actions replayed (checker/search/schedule.py) instead of a search."""
+    from checker.search.schedule import replay_schedule
 
     run = replay_schedule(model, row.schedule)
     steps = len(run.trace) - 1
@@ -435,7 +435,7 @@ def _run_schedule(row: Row, rc: RunConfig, model: Any, want_traces: bool) -> Out
         invariant, description = run.violated
         out.invariant, out.trace_length = invariant, steps
         if want_traces and row.is_bug and invariant == row.expect:
-            from checker import itf
+            from checker.traces import itf
 
             meta = trace_meta(row, rc, invariant, description)
             meta["schedule"] = True
@@ -446,7 +446,7 @@ def _run_schedule(row: Row, rc: RunConfig, model: Any, want_traces: bool) -> Out
 
 def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
     """Explore one row's model; never raises (an exception becomes outcome "error")."""
-    from checker.bfs import explore
+    from checker.search.run import explore
 
     from checker import plugin
 
@@ -461,8 +461,8 @@ def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
             out.seconds, out.cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
             out.plugins = plugin.provenance() if row.plugins else []
             return out
-        if row.rounds:  # breadth first over the model's rounds (checker/rounds.py); no liveness pass
-            from checker.rounds import round_search
+        if row.rounds:  # breadth first over the model's rounds (checker/search/rounds.py); no liveness pass
+            from checker.search.rounds import round_search
 
             r = round_search(model, row.rounds, max_states=row.max_states)
         else:
@@ -475,7 +475,7 @@ def run_row(row: Row, workers: int, want_traces: bool) -> Outcome:
             trace, invariant = r.violation["trace"], r.violation["invariant"]
             out.invariant, out.trace_length = invariant, len(trace) - 1
             if want_traces and row.is_bug and invariant == row.expect:
-                from checker import itf
+                from checker.traces import itf
 
                 meta = trace_meta(row, rc, invariant, r.violation["description"])
                 taken = r.violation.get("rounds")
@@ -716,10 +716,10 @@ def run_rows(rows: Sequence[Row], jobs: int, want_traces: bool,
 
 def _row_process(parent: int) -> None:
     """A row process: Ctrl-C and SIGTERM are the gate's to handle (it ends the rows); the kernel
-    ends it when the gate dies, even by SIGKILL (checker.parallel)."""
+    ends it when the gate dies, even by SIGKILL (checker.search.parallel)."""
     import signal
 
-    from checker.parallel import die_with_parent
+    from checker.search.parallel import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -839,7 +839,7 @@ def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float,
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import process_count
+    from checker.cli.options import process_count
 
     parser.add_argument("gate_file", nargs="?", metavar="GATE.toml",
                         help=f"the gate file (default: the repo's {default_gate_file()})")
@@ -880,9 +880,9 @@ def _check_outputs(args: argparse.Namespace, rows: Sequence[Row], gate_path: Pat
         raise ConfigError(f"--traces {args.traces}: no such directory (create it with --write-traces {args.traces})")
     if args.traces or args.write_traces:
         try:
-            import checker.itf  # noqa: F401
+            import checker.traces.itf  # noqa: F401
         except ImportError as e:
-            raise ConfigError(f"traces need checker/itf.py, which cannot be imported: {e}") from None
+            raise ConfigError(f"traces need checker/traces/itf.py, which cannot be imported: {e}") from None
         owners: dict[tuple[str, str], str] = {}
         for row in rows:
             if row.is_bug:
@@ -933,7 +933,8 @@ class _Reporter:
 
 def write_page_of(v: Verdict, root: str) -> Path:
     """A bug row's counterexample as a page, root/<model>/<variant>.html."""
-    from checker.page import document_page, write_page
+    from checker.view.document import document_page
+    from checker.view.page import write_page
 
     row = v.row
     doc = json.loads(v.outcome.itf or "{}")
@@ -950,7 +951,7 @@ def write_page_of(v: Verdict, root: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.checkpoint import scratch
+    from checker.search.checkpoint import scratch
 
     path = _gate_path(args)
     rows = select(load_gate(path), args.only)

@@ -1,4 +1,4 @@
-"""Symbolic (Z3) encodings of the models, for inductive-invariant proofs and bounded model
+"""Proofs: symbolic (Z3) encodings of the models, for inductive-invariant proofs and bounded model
 checking (`kcheck prove`), in the style of mypyvy: a state is a set of Z3 terms, each action a
 guard and a post-state built from the pre-state's terms, and every invariant a named formula.
 

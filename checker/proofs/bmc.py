@@ -2,7 +2,7 @@
 & not P(sk), for k = 0..K, incrementally. A satisfying assignment is a counterexample of k
 steps; it is replayed through the Python model (so a trace the model does not take is an
 encoding bug, reported as such) and returned as [(action or None, state), ...], ready for
-checker.render and checker.itf. "ok" means no violation within K steps, nothing more.
+checker.traces.render and checker.traces.itf. "ok" means no violation within K steps, nothing more.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 import z3
 
 from checker import stop
-from checker.symbolic.induction import encoding_of, interruptible
+from checker.proofs.induction import encoding_of, interruptible
 
 VIOLATION, OK, UNKNOWN, INTERRUPTED = "violation", "ok", "unknown", "interrupted"
 

@@ -1,16 +1,16 @@
 """The model sources each symbolic encoding was last cross-checked against.
 
-The encodings (checker/symbolic/) are a second, hand-written copy of the models' semantics.
+The encodings (checker/proofs/) are a second, hand-written copy of the models' semantics.
 `checked_against.json` records, per model, the digest of the model's sources
 (`checker.provenance.model_digest`) and of its encoding's transition relation (ENCODING_FILES)
-when the cross-check (checker/symbolic/conformance.py, `cross_check`) last passed. `kcheck prove`
+when the cross-check (checker/proofs/conformance.py, `cross_check`) last passed. `kcheck prove`
 trusts an encoding as recorded while both digests are the recorded ones, and otherwise runs the
 cross-check first and refuses to prove when the two part (spec/proofs.md, "An encoding that
 follows the model").
 
 After a change of a model or an encoding, once the cross-check passes, record it with
 
-    python -m checker.symbolic.checked_against
+    python -m checker.proofs.checked_against
 
 (tests/test_prove.py fails while the record is stale).
 """
@@ -59,7 +59,7 @@ def follows(model: str, variant: str, progress: Callable[[str], None] | None = N
                            "recorded": then, "cross_check": None}
     if then == now:
         return {**out, "how": "recorded", "passed": True}
-    from checker.symbolic.conformance import cross_check
+    from checker.proofs.conformance import cross_check
 
     check = cross_check(model, variant, progress)
     return {**out, "how": "cross-checked", "passed": check.passed, "cross_check": check.as_json()}
@@ -67,7 +67,7 @@ def follows(model: str, variant: str, progress: Callable[[str], None] | None = N
 
 def main() -> int:
     """Cross-check every model whose record is stale and record the ones that pass."""
-    from checker.symbolic.conformance import cross_check
+    from checker.proofs.conformance import cross_check
 
     table = json.loads(RECORD.read_text()) if RECORD.is_file() else {}
     failed = 0

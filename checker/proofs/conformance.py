@@ -8,7 +8,7 @@ dumb code"): on a bounded breadth-first sample of reachable states,
 
 `cross_check` runs both on a fixed sample of each model (SAMPLES) and stops where the two part:
 `kcheck prove` runs it when the model's sources differ from the ones its encoding was last
-checked against (checker/symbolic/checked_against.py), and the tests
+checked against (checker/proofs/checked_against.py), and the tests
 (tests/test_symbolic_conformance.py, tests/test_symbolic_replication.py) run it as it is.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import z3
 
-from checker.symbolic.induction import encoding_of
+from checker.proofs.induction import encoding_of
 
 
 def sample(model: Any, limit: int) -> list[Any]:
@@ -353,7 +353,7 @@ def cross_check(model: str, variant: str = "kafka-4.1", progress: Callable[[str]
     """The encoding of `model` against the Python model on SAMPLES[model], both ways (every model
     transition is an encoded one, every encoded successor a model one), stopping where they part."""
     from checker.config import load_config
-    from checker.prove import encoding_context
+    from checker.proofs.encodings import encoding_context
 
     out = CrossCheck(model, variant)
     start = time.monotonic()

@@ -24,9 +24,9 @@ from typing import Any, Callable, Sequence
 import z3
 
 from checker import stop
-from checker.symbolic.kraft_inv import INVARIANTS, LEMMAS, QUANTIFIED, SUPPORT
-from checker.symbolic.kraft_next import Ctx, actions
-from checker.symbolic.term import Sym
+from checker.proofs.kraft_inv import INVARIANTS, LEMMAS, QUANTIFIED, SUPPORT
+from checker.proofs.kraft_next import Ctx, actions
+from checker.proofs.term import Sym
 
 PROVED, CTI, UNKNOWN, VACUOUS, INTERRUPTED = "proved", "cti", "unknown", "vacuous", "interrupted"
 
@@ -35,7 +35,7 @@ def _kraft_encoding() -> Any:
     """What the engines need from the KRaft encoding (the default when a Ctx names none)."""
     from types import SimpleNamespace
 
-    from checker.symbolic import kraft_next, kraft_state
+    from checker.proofs import kraft_next, kraft_state
 
     return SimpleNamespace(
         name="kraft", actions=kraft_next.actions, representatives=representatives, step=kraft_next.step,
@@ -48,9 +48,17 @@ def _kraft_encoding() -> Any:
 
 
 def encoding_of(ctx: Any) -> Any:
-    """The encoding a Ctx belongs to: its `encoding` attribute, else the KRaft one."""
+    """The encoding a Ctx belongs to: its `encoding` attribute, the replication one for a
+    replication Ctx (checker/proofs/replication_inv.py, which imports the transition relation),
+    else the KRaft one."""
     enc = getattr(ctx, "encoding", None)
-    return enc if enc is not None else _kraft_encoding()
+    if enc is not None:
+        return enc
+    from checker.proofs import replication_inv, replication_next
+
+    if isinstance(ctx, replication_next.Ctx):
+        return replication_inv.ENCODING
+    return _kraft_encoding()
 
 
 @dataclass
@@ -266,7 +274,7 @@ def _prove(ctx: Ctx, enc: Any, out: Outcome, timeout_s: float, symmetric: bool,
 
 def ghosts(ctx: Ctx, m: z3.ModelRef, s: Sym) -> dict[str, Any]:
     """The ghost arrays of a CTI's pre-state at epochs 0..max_epoch (what the lemmas read)."""
-    from checker.symbolic.kraft_state import GHOSTS
+    from checker.proofs.kraft_state import GHOSTS
 
     epochs = range(ctx.p.max_epoch + 1)
     out: dict[str, Any] = {}

@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import z3
 
-from checker.symbolic.kraft_state import EMPTY, FETCH_REQUEST, REQUEST, RESPONSE, RPCS, Layout
-from checker.symbolic.term import Step, Sym, at_least, at_most, cases, ite, relation, select, smax, smin, step_ite
+from checker.proofs.kraft_state import EMPTY, FETCH_REQUEST, REQUEST, RESPONSE, RPCS, Layout
+from checker.proofs.term import Step, Sym, at_least, at_most, cases, ite, relation, select, smax, smin, step_ite
 from model.kraft import actions as A
 from model.kraft.params import Params
 from model.kraft.rules import (

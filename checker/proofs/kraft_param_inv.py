@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import z3
 
-from checker.symbolic.kraft_param import MESSAGES, Node, PCtx, Quorum, State, member
+from checker.proofs.kraft_param import MESSAGES, Node, PCtx, Quorum, State, member
 from model.kraft.rules import CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, UNATTACHED
 
 n, m, v, v2 = (z3.Const(x, Node) for x in ("n", "m", "v", "v2"))

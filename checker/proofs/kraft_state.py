@@ -34,7 +34,7 @@ from typing import Any, Iterable
 
 import z3
 
-from checker.symbolic.term import Key, Sym, val
+from checker.proofs.term import Key, Sym, val
 from model.kraft.params import Params
 from model.kraft.rules import CANDIDATE, LEADER, NO_ID, PROSPECTIVE
 from model.kraft.state import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import z3
 
-from checker.symbolic import kraft_param as K
+from checker.proofs import kraft_param as K
 from model.kraft.rules import GRANTED, NO_ID, REJECTED, last_epoch, majority
 from model.kraft.state import MESSAGE_NAMES
 

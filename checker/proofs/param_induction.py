@@ -10,9 +10,9 @@ from typing import Any, Callable, Sequence
 
 import z3
 
-from checker.symbolic import kraft_param as K
-from checker.symbolic.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outcome
-from checker.symbolic.kraft_param_inv import conjuncts, formula
+from checker.proofs import kraft_param as K
+from checker.proofs.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outcome
+from checker.proofs.kraft_param_inv import conjuncts, formula
 from model.kraft.rules import ERROR_NAMES, ROLE_NAMES
 
 

@@ -1,4 +1,4 @@
-"""`kcheck prove`: Z3 proofs over the symbolic encoding of a model (checker/symbolic/).
+"""`kcheck prove`: Z3 proofs over the symbolic encoding of a model (checker/proofs/).
 
   kcheck prove [CONFIG.toml] [--model kraft|replication] [--variant NAME] [--preset NAME] [--set K=V]...
                [--size N] [--invariant NAME]... [--bmc K] [--timeout S] [--all-actions] [--json]
@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from checker.config import ConfigError, RunConfig
+from checker.proofs.encodings import _encoding
 from checker.provenance import model_source
 
 EXIT = {"proved": 0, "ok": 0, "cti": 1, "violation": 1, "vacuous": 1, "unknown": 3, "interrupted": 3}
@@ -42,15 +43,15 @@ MAX_SIZE = 7  # the largest size measured (minutes per proof); past it a run may
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import _int_at_least, add_config_arguments, positive_int as _positive_int, positive_seconds
+    from checker.cli.options import (_int_at_least, add_config_arguments, positive_int as _positive_int, positive_seconds)
 
     add_config_arguments(parser)
-    from checker import prove_any
+    from checker.proofs import prove_any
 
     parser.add_argument("--size", type=prove_any.size(_int_at_least(1, "positive", MAX_SIZE)), metavar="N",
                         help="number of voters (kraft) or brokers (replication); overrides the config's "
                              f"`voters` / `brokers`; up to {MAX_SIZE}, beyond BFS's range; kraft: `any` proves "
-                             "election_safety for every number of voters (checker/prove_any.py)")
+                             "election_safety for every number of voters (checker/proofs/prove_any.py)")
     parser.add_argument("--invariant", action="append", default=[], metavar="NAME",
                         help="an invariant to prove (repeatable; default: election_safety, log_matching,"
                              " leader_completeness for kraft; structural for replication)")
@@ -68,30 +69,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 _SIZE_KEY = {"kraft": "voters", "replication": "brokers"}
 
 
-def _encoding(model: str) -> tuple[Any, Any, Any, tuple[str, ...]]:
-    """(Ctx class, Params class, the invariant formulas, the default targets) of a model."""
-    if model == "kraft":
-        from checker.symbolic.kraft_inv import DEFAULT_TARGETS, INVARIANTS
-        from checker.symbolic.kraft_next import Ctx
-        from model.kraft.params import Params
-    else:
-        from checker.symbolic.replication_inv import DEFAULT_TARGETS, INVARIANTS  # type: ignore[assignment]
-        from checker.symbolic.replication_next import Ctx  # type: ignore[assignment]
-        from model.replication.params import Params  # type: ignore[assignment]
-    return Ctx, Params, INVARIANTS, DEFAULT_TARGETS
-
-
-def encoding_context(model: str, config: Any, variant: str) -> Any:
-    """The encoding's Ctx of a model's configuration and variant."""
-    Ctx, Params, _, _ = _encoding(model)
-    return Ctx.of(Params.from_config(dict(config)), variant)
-
-
 def _provable_lemmas(model: str) -> list[str]:
     """Lemmas `--invariant` also accepts (replication: each lemma with a strengthening of its own)."""
     if model != "replication":
         return []
-    from checker.symbolic.replication_inv import LEMMAS, SUPPORT
+    from checker.proofs.replication_inv import LEMMAS, SUPPORT
 
     return [n for n in LEMMAS if n in SUPPORT]
 
@@ -107,7 +89,7 @@ _SWITCH_OFF = {"ElectLeaders": "--set preferred_elections=false (and unclean_ele
 
 
 def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
-    from checker.cli import run_config
+    from checker.cli.options import run_config
 
     if args.model is None and args.config_file is None:
         args.model = "kraft"  # the default model of `kcheck prove`
@@ -146,7 +128,7 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
 def _encoding_follows(args: argparse.Namespace, rc: RunConfig) -> dict[str, Any]:
     """The encoding follows the model's sources, as recorded or by the cross-check run now; a
     ConfigError (exit 2, nothing proved) where the cross-check finds the two part."""
-    from checker.symbolic.checked_against import follows
+    from checker.proofs.checked_against import follows
 
     def say(text: str) -> None:
         if not args.quiet:
@@ -160,16 +142,16 @@ def _encoding_follows(args: argparse.Namespace, rc: RunConfig) -> dict[str, Any]
     if not out["passed"]:
         first = check["first_difference"]
         raise ConfigError(
-            f"the {rc.model} encoding (checker/symbolic/) does not follow the model at {model_source().path}"
+            f"the {rc.model} encoding (checker/proofs/) does not follow the model at {model_source().path}"
             f" (sha256 {out['model_sha256'][:12]}): they part at {first['action']}: {first['how']} (cross-check on"
             f" preset {first['preset']}, {check['states']:,} states and {check['transitions']:,} transitions before"
-            f" it, {check['seconds']:.1f} s); nothing is proved: bring checker/symbolic/{rc.model}_next.py in step"
-            " with the model, then record it with python -m checker.symbolic.checked_against (spec/proofs.md)")
+            f" it, {check['seconds']:.1f} s); nothing is proved: bring checker/proofs/{rc.model}_next.py in step"
+            " with the model, then record it with python -m checker.proofs.checked_against (spec/proofs.md)")
     return out
 
 
 def _stale(model: str) -> bool:
-    from checker.symbolic.checked_against import current, recorded
+    from checker.proofs.checked_against import current, recorded
 
     return recorded(model) != current(model)
 
@@ -184,7 +166,7 @@ def _encoding_text(encoding: dict[str, Any]) -> str:
 
 
 def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = None) -> str:
-    from checker.render import render_text
+    from checker.traces.render import render_text
 
     try:
         return render_text(model, trace, invariant)
@@ -194,7 +176,7 @@ def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = No
 
 def run(args: argparse.Namespace) -> int:
     if args.size == "any":
-        from checker import prove_any
+        from checker.proofs import prove_any
 
         return prove_any.run(args)
     rc, ctx, model, targets = _setup(args)
@@ -222,8 +204,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_induction(args: argparse.Namespace, ctx: Any, model: Any, targets: list[str], report: dict[str, Any]) -> str:
-    from checker.render import trace_json
-    from checker.symbolic.induction import conjuncts_for, prove
+    from checker.traces.render import trace_json
+    from checker.proofs.induction import conjuncts_for, prove
 
     from checker.heartbeat import Heartbeat
 
@@ -236,7 +218,7 @@ def _run_induction(args: argparse.Namespace, ctx: Any, model: Any, targets: list
     with Heartbeat("prove", None if args.quiet else sys.stderr) as heartbeat:  # a query may take minutes
         o = prove(ctx, targets, timeout_s=args.timeout, symmetric=not args.all_actions, progress=progress)
     wall = time.monotonic() - t0
-    from checker.symbolic.induction import encoding_of
+    from checker.proofs.induction import encoding_of
 
     lemmas = [n for n in conjuncts_for(targets, encoding_of(ctx).support) if n not in targets]
     report.update({"mode": "induction", "result": o.result, "lemmas": lemmas, "queries": len(o.checks),
@@ -274,9 +256,9 @@ def _run_induction(args: argparse.Namespace, ctx: Any, model: Any, targets: list
 
 def _run_bmc(args: argparse.Namespace, rc: RunConfig, ctx: Any, model: Any, targets: list[str],
              report: dict[str, Any]) -> str:
-    from checker import itf
-    from checker.render import trace_json
-    from checker.symbolic.bmc import EncodingDrift, bmc
+    from checker.traces import itf
+    from checker.traces.render import trace_json
+    from checker.proofs.bmc import EncodingDrift, bmc
 
     from checker.heartbeat import Heartbeat
 

@@ -1,6 +1,6 @@
 """`kcheck prove --model kraft --size any`: election safety for every number of voters.
 
-The every-size encoding (checker/symbolic/kraft_param.py) proves what spec/proofs.md, "Every
+The every-size encoding (checker/proofs/kraft_param.py) proves what spec/proofs.md, "Every
 cluster size", lists; anything else asked of it is refused in one line (exit 2) rather than
 answered for a fixed size under the name "any".
 """
@@ -40,16 +40,16 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def _encoding_covers(variant: str, c: Any, quiet: bool) -> dict[str, Any]:
     """The every-size encoding is trusted while the kraft model's sources are those the encodings were
-    last cross-checked against (checker/symbolic/checked_against.json); else every transition of a
+    last cross-checked against (checker/proofs/checked_against.json); else every transition of a
     sample of the model's states (BFS and walks of `default`, as tests/test_prove_any.py takes) must
     be a step of it, or nothing is proved."""
     from checker.provenance import model_digest
-    from checker.symbolic import checked_against
+    from checker.proofs import checked_against
 
     if (checked_against.recorded("kraft") or {}).get("model") == model_digest("kraft"):
         return {"how": "follows the model (its sources are the recorded ones)", "transitions": None}
     from checker.config import load_config
-    from checker.symbolic import conformance, param_conformance
+    from checker.proofs import conformance, param_conformance
 
     if not quiet:
         print("kcheck: the kraft model's sources changed since the encodings were cross-checked: checking that "
@@ -69,11 +69,11 @@ def _encoding_covers(variant: str, c: Any, quiet: bool) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.cli import run_config
+    from checker.cli.options import run_config
     from checker.heartbeat import Heartbeat
-    from checker.symbolic.kraft_param import PCtx
-    from checker.symbolic.kraft_param_inv import INVARIANTS, NOT_FOR_ANY_SIZE, conjuncts
-    from checker.symbolic.param_induction import prove_any
+    from checker.proofs.kraft_param import PCtx
+    from checker.proofs.kraft_param_inv import INVARIANTS, NOT_FOR_ANY_SIZE, conjuncts
+    from checker.proofs.param_induction import prove_any
     from model.kraft.variants import Protocol
 
     _check_options(args)
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _render_cti(cti: Any) -> list[str]:
-    from checker.symbolic.param_induction import render
+    from checker.proofs.param_induction import render
 
     names = ", ".join(x["id"] for x in cti.pre["node"])
     if cti.action is None:

@@ -14,10 +14,10 @@ from typing import Any, Callable
 
 import z3
 
-from checker.symbolic import replication_next as N
-from checker.symbolic import replication_state as S
-from checker.symbolic.replication_next import Ctx, maximal_isr, member, nonempty, partition, waited_for
-from checker.symbolic.term import Sym, at_least, count
+from checker.proofs import replication_next as N
+from checker.proofs import replication_state as S
+from checker.proofs.replication_next import Ctx, maximal_isr, member, nonempty, partition, waited_for
+from checker.proofs.term import Sym, at_least, count
 from model.replication.state import F_DIVERGING, F_NONE, F_OUT_OF_RANGE
 
 F = z3.BoolVal(False)
@@ -161,7 +161,7 @@ def elr_small(c: Ctx, s: Sym) -> Any:
     it becomes the ISR of one, and the rest of the ELR must then be empty."""
     if c.p.min_isr != 1:
         return z3.BoolVal(True)
-    from checker.symbolic.term import at_most
+    from checker.proofs.term import at_most
 
     return at_most(partition(c, s)["elr"], 1)
 

@@ -18,8 +18,8 @@ from typing import Any, NamedTuple, Sequence
 
 import z3
 
-from checker.symbolic.replication_state import APREQ, APRESP, EMPTY, FREQ, FRESP, Layout, decode_message, _Eval
-from checker.symbolic.term import Step, Sym, at_least, count, ite, relation, select, smin
+from checker.proofs.replication_state import APREQ, APRESP, EMPTY, FREQ, FRESP, Layout, decode_message, _Eval
+from checker.proofs.term import Step, Sym, at_least, count, ite, relation, select, smin
 from model.replication import actions as A
 from model.replication.params import Params
 from model.replication.state import AP_ERRORS, F_DIVERGING, F_FENCED, F_NONE, F_NOT_LEADER, F_OUT_OF_RANGE, F_UNKNOWN
@@ -92,12 +92,6 @@ class Ctx:
     @property
     def M(self) -> int:
         return self.layout.M
-
-    @property
-    def encoding(self) -> Any:
-        from checker.symbolic.replication_inv import ENCODING
-
-        return ENCODING
 
 
 def ok(s: Sym) -> Step:

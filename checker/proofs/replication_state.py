@@ -38,7 +38,7 @@ from typing import Any, Iterable
 
 import z3
 
-from checker.symbolic.term import Key, Sym, val
+from checker.proofs.term import Key, Sym, val
 from model.replication.params import Params
 from model.replication.records import BrokerRegistration, LogEntry, PartitionRegistration
 from model.replication.state import (

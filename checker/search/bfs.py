@@ -1,14 +1,14 @@
 """Exhaustive breadth-first exploration of a model (Stateright's `bfs.rs`, TLC's BFS mode).
 
-The search keeps a set of 64-bit fingerprints (checker/visited.py, about 15 bytes a state),
+The search keeps a set of 64-bit fingerprints (checker/search/visited.py, about 15 bytes a state),
 writes each new state's (fingerprint, parent fingerprint) to its level's link file
-(checker/levels.py), and queues the states of the current and the next level
-(checker/frontier.py, in memory up to a bound, then on disk). Every newly discovered state is
+(checker/search/levels.py), and queues the states of the current and the next level
+(checker/search/frontier.py, in memory up to a bound, then on disk). Every newly discovered state is
 checked against every `always` property; the first violation stops the search and, because the
 search is breadth-first, its trace is a shortest one. The trace is rebuilt afterwards from the
 link files by re-expanding each state on the path, so no action is stored per state. A run
 directory keeps these files and checkpoints between levels, so a killed search resumes
-(checker/checkpoint.py).
+(checker/search/checkpoint.py).
 
 Counting conventions (TLC's): `states_generated` counts the initial states plus every
 successor that `next_state` returned (a `None` is a no-op and counts nowhere);
@@ -20,231 +20,20 @@ from __future__ import annotations
 
 import gc
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Optional
 
-from checker import checkpoint as checkpoint_mod
 from checker import stop
-from checker.checkpoint import Checkpoint, RunDir, run_identity
-from checker.fingerprint import fingerprint
-from checker.frontier import UNLIMITED, Frontier
-from checker.visited import FPSet
+from checker.fingerprint import masked_fingerprint
+from checker.search import checkpoint as checkpoint_mod
+from checker.search.checkpoint import Checkpoint, RunDir
+from checker.search.common import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level,
+                                   record_initial, reduction_text, successor_function, violation_report)
+from checker.search.frontier import UNLIMITED, Frontier
+from checker.search.visited import FPSet
 from model.interface import Model
 
-OK = "ok"
-VIOLATION = "violation"
-INCOMPLETE = "incomplete"
 
-
-@dataclass(frozen=True)
-class Progress:
-    """A snapshot of a running search, handed to the `progress` callback."""
-
-    distinct_states: int
-    states_generated: int
-    depth: int
-    queue: int
-    seconds: float
-
-    @property
-    def states_per_second(self) -> float:
-        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
-
-
-@dataclass
-class Result:
-    """The outcome of `explore`.
-
-    `result` is "ok" (every reachable state explored, every `always` property holds),
-    "violation" (`violation` holds the property and a shortest trace) or "incomplete"
-    (`max_states` reached, or interrupted, before the space was exhausted).
-    `violation["trace"]` is a list of (action, state) pairs; the first has action None.
-    """
-
-    result: str
-    distinct_states: int
-    states_generated: int
-    depth: int
-    seconds: float
-    unreached: list[str]
-    never_enabled: list[str]
-    action_counts: dict[str, int]
-    violation: Optional[dict[str, Any]] = None
-    interrupted: bool = False
-    max_states: Optional[int] = None
-    queue: int = 0  # states discovered but not yet expanded when the search stopped
-    reached: dict[str, int] = field(default_factory=dict)  # sometimes-property -> BFS level
-    workers: int = 1  # processes that explored
-    reduction: Optional[str] = None  # the model's stutter reduction, when the search used it
-    disabled: dict[str, str] = field(default_factory=dict)  # action kind -> why the config rules it out
-    # Order-free digest of the reachable states (sum of fingerprints mod 2**64) of a search that
-    # ended "ok": two models with the same digest reach the same states.
-    digest: Optional[int] = None
-    visited_bytes: int = 0  # the visited set's table, at the end (checker/visited.py)
-
-    @property
-    def states_per_second(self) -> float:
-        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
-
-
-def coverage(model: Model, counts: dict[str, int]) -> tuple[list[str], dict[str, str]]:
-    """The action kinds never enabled although the configuration allows them, and those the
-    configuration rules out (the model's optional `disabled_actions`), with the reason."""
-    disabled = dict(getattr(model, "disabled_actions", dict)())
-    never = [k for k in model.action_kinds if counts.get(k, 0) == 0 and k not in disabled]
-    return never, {k: why for k, why in disabled.items() if counts.get(k, 0) == 0}
-
-
-def reduction_of(model: Model, reduce: bool = True) -> Optional[Callable[[Any], Any]]:
-    """The model's optional stutter reduction (`reduce`, see model/interface.py), if asked for."""
-    return getattr(model, "reduce", None) if reduce else None
-
-
-def reduction_text(model: Model, reduce: bool = True) -> Optional[str]:
-    """`Result.reduction`: the model's description of the reduction the search used, if any."""
-    return getattr(model, "reduction", None) if reduction_of(model, reduce) else None
-
-
-def successor_function(model: Model, reduce: bool = True) -> Callable[[Any, Any], Any]:
-    """`model.next_state`, followed by the model's stutter reduction when it has one and `reduce`."""
-    next_state = model.next_state
-    red = reduction_of(model, reduce)
-    if red is None:
-        return next_state
-
-    def step(s: Any, a: Any) -> Any:
-        t = next_state(s, a)
-        return None if t is None else red(t)
-
-    return step
-
-
-def initial_states(model: Model, reduce: bool = True) -> list[Any]:
-    red = reduction_of(model, reduce)
-    return [red(s) for s in model.init_states()] if red is not None else list(model.init_states())
-
-
-def state_fingerprint(model: Model) -> Callable[[Any], int]:
-    """The model's own `fingerprint(state)` when it has one (e.g. a process-stable tuple hash),
-    else the BLAKE2b digest of its canonical encoding."""
-    own = getattr(model, "fingerprint", None)
-    if own is not None:
-        return own  # type: ignore[no-any-return]
-    encode = model.encode
-    return lambda s: fingerprint(encode(s))
-
-
-@dataclass
-class InitialLevel:
-    """Level 0 of a search: the distinct initial states in order, with their index in
-    `initial_states` and fingerprint, up to the first that breaks an `always` property."""
-
-    states: list[tuple[int, Any, int]]  # (index, state, fingerprint)
-    generated: int
-    outcome: str  # OK, VIOLATION (the last of `states` is not kept: see `bad`) or INCOMPLETE
-    bad: Optional[tuple[int, int, str]] = None  # (index, fingerprint, invariant)
-    reached: list[str] = field(default_factory=list)  # sometimes-properties met at level 0
-
-
-def initial_level(model: Model, reduce: bool, fp_of: Callable[[Any], int], limit: int) -> InitialLevel:
-    """Level 0, as every engine starts: `limit` distinct states at most (-1: no limit)."""
-    always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
-    out = InitialLevel([], 0, OK)
-    seen: set[int] = set()
-    for index, s in enumerate(initial_states(model, reduce)):
-        out.generated += 1
-        fp = fp_of(s)
-        if fp in seen:
-            continue
-        if len(seen) == limit:
-            out.outcome = INCOMPLETE
-            break
-        seen.add(fp)
-        name = next((n for n, pred in always_props if not pred(s)), None)
-        if name is not None:
-            out.outcome, out.bad = VIOLATION, (index, fp, name)
-            break
-        out.reached += [p.name for p in model.properties
-                        if p.kind == "sometimes" and p.name not in out.reached and p.predicate(s)]
-        out.states.append((index, s, fp))
-    return out
-
-
-def record_initial(first: InitialLevel, visited: Any, links: Any) -> None:
-    """Level 0 into the visited set and the level-0 link file: its states, and the violating one."""
-    fps = [fp for _, _, fp in first.states] + ([first.bad[1]] if first.bad is not None else [])
-    for fp in fps:
-        visited.add(fp)
-        links.add(0, fp, 0)
-
-
-MASK = (1 << 64) - 1
-
-
-def masked_fingerprint(model: Model) -> Callable[[Any], int]:
-    """`state_fingerprint` as an unsigned 64-bit int: what the visited set and the link files hold."""
-    raw = state_fingerprint(model)
-    return lambda s: raw(s) & MASK
-
-
-def explore(
-    model: Model,
-    *,
-    max_states: int | None = None,
-    progress: Callable[[Progress], None] | None = None,
-    progress_every: float = 5.0,
-    workers: int = 1,
-    reduce: bool = True,
-    run_dir: str | Path | None = None,
-    resume: bool = False,
-    identity: dict[str, Any] | None = None,
-    checkpoint_every: float = 60.0,
-    keep: int | None = None,
-) -> Result:
-    """Explore every state reachable from `model.init_states()`, breadth first.
-
-    Stops at the first state that breaks an `always` property ("violation"), when a new state
-    would exceed `max_states` distinct states ("incomplete"), on KeyboardInterrupt
-    ("incomplete", `interrupted=True`), or when the space is exhausted ("ok").
-    `progress` is called with a `Progress` about every `progress_every` seconds.
-    `workers` > 1 runs the search on that many processes (`checker.parallel`): the same
-    counts, coverage and counterexample length, in less time on as many cores.
-    With `reduce` (the default) a model's stutter reduction (`model.reduce`) is applied to every
-    state: fewer states, every property value still met, counterexamples no longer (in steps of
-    the reduced model). `reduce=False` explores every state `next_state` gives.
-
-    Memory: the visited set holds fingerprints only (checker/visited.py); parent links go to
-    files (checker/levels.py); a level's queue keeps `keep` states in memory (default: all) and
-    spills the rest. `run_dir` keeps these files, with a checkpoint at the end of a level at
-    most every `checkpoint_every` seconds (checker/checkpoint.py); `resume=True` goes on from
-    the checkpoint in `run_dir` (raises `CheckpointError` when it is not of this run: `identity`
-    is what the caller adds to the model's own identity). Without `run_dir` the files go to a
-    temporary directory, deleted at the end.
-    """
-    if max_states is not None and max_states < 0:
-        raise ValueError(f"max_states must be >= 0, got {max_states}")
-    if keep is not None and keep < 1:
-        raise ValueError(f"keep must be >= 1, got {keep}")
-    if resume and run_dir is None:
-        raise ValueError("resume needs a run_dir")
-    ident = run_identity(model, reduce, identity) if run_dir is not None else {}
-    if workers > 1:
-        from checker import parallel
-
-        if parallel.available():
-            return parallel.explore_parallel(model, workers=workers, max_states=max_states, progress=progress,
-                                             progress_every=progress_every, reduce=reduce, run_dir=run_dir,
-                                             resume=resume, identity=ident, checkpoint_every=checkpoint_every,
-                                             keep=keep)
-    run = RunDir(None if run_dir is None else Path(run_dir), resume, ident, checkpoint_every)
-    try:
-        return _explore(model, run, max_states, progress, progress_every, reduce, keep)
-    finally:
-        run.close()
-
-
-def _explore(model: Model, run: RunDir, max_states: int | None, progress: Callable[[Progress], None] | None,
+def search(model: Model, run: RunDir, max_states: int | None, progress: Callable[[Progress], None] | None,
              progress_every: float, reduce: bool, keep: int | None) -> Result:
     always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
     pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
@@ -409,37 +198,3 @@ def _explore(model: Model, run: RunDir, max_states: int | None, progress: Callab
         digest=visited.digest if outcome == OK else None,
         visited_bytes=visited.nbytes if visited is not None else 0,
     )
-
-
-def violation_report(model: Model, invariant: str, chain: list[int],
-                     fp_of: Callable[[Any], int] | None = None, reduce: bool = True) -> dict[str, Any]:
-    """`Result.violation`: the broken invariant, its description and the trace along `chain`."""
-    descriptions = {p.name: p.description for p in model.properties}
-    return {"invariant": invariant, "description": descriptions.get(invariant, ""),
-            "trace": trace_to(model, chain, fp_of, reduce)}
-
-
-def trace_to(model: Model, chain: list[int], fp_of: Callable[[Any], int] | None = None,
-             reduce: bool = True) -> list[tuple[Any, Any]]:
-    """The path through the fingerprints of `chain` (an initial state's first, as
-    `ParentLinks.chain` gives them): re-expand each state and pick the first action (in `actions`
-    order) whose successor has the next fingerprint. `fp_of` is the fingerprint the search used
-    (default: `masked_fingerprint(model)`)."""
-    fp_of = fp_of or masked_fingerprint(model)
-    step = successor_function(model, reduce)
-    first, rest = chain[0], chain[1:]
-    state = next(s for s in initial_states(model, reduce) if fp_of(s) == first)
-    trace: list[tuple[Any, Any]] = [(None, state)]
-    for wanted in rest:
-        for a in model.actions(state):
-            t = step(state, a)
-            if t is not None and fp_of(t) == wanted:
-                trace.append((a, t))
-                state = t
-                break
-        else:  # pragma: no cover - only a nondeterministic model gets here
-            raise RuntimeError(
-                f"cannot rebuild the trace: no action of {state!r} leads to fingerprint {wanted:#x};"
-                " are the model's actions/next_state deterministic?"
-            )
-    return trace

@@ -4,8 +4,8 @@ counterexample.
 
     DIR/checkpoint.json      the last checkpoint: which level the saved queue holds, the counts
                              so far, and the identity of the run (model, configuration, code)
-    DIR/links-LLLL.bin       parent links of level LLLL (checker/levels.py)
-    DIR/frontier-LLLL-W.bin  the queue of worker W at the checkpoint of level LLLL (checker/frontier.py)
+    DIR/links-LLLL.bin       parent links of level LLLL (checker/search/levels.py)
+    DIR/frontier-LLLL-W.bin  the queue of worker W at the checkpoint of level LLLL (checker/search/frontier.py)
     DIR/spill-*.bin          queues past what memory keeps, while the search runs
 
 A checkpoint is taken between two levels: every state up to level L is found and recorded in the
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from checker.config import ConfigError
-from checker.frontier import blocks as frontier_blocks
-from checker.levels import ParentLinks
+from checker.search.frontier import blocks as frontier_blocks
+from checker.search.levels import ParentLinks
 
 META = "checkpoint.json"
 FORMAT = 1
@@ -238,7 +238,7 @@ def run_identity(model: Any, reduce: bool, extra: Optional[dict[str, Any]] = Non
     `params` where it has them, the caller's `extra` (the CLI gives model, variant and
     configuration), the reduction, the invariants, and a digest of the model's code (a changed
     model reaches other states)."""
-    from checker.walks import code_digest
+    from checker.walks.walker import code_digest
 
     package = type(model).__module__.rsplit(".", 1)[0]
     own = {k: repr(getattr(model, k)) for k in ("variant", "params") if hasattr(model, k)}
@@ -280,7 +280,7 @@ class RunDir:
         """The visited set of a resumed search, rebuilt from the link files of levels 0 .. cp.level,
         once the saved states are checked (against `fingerprint`, when given); only then is what
         the interrupted run wrote after its checkpoint deleted."""
-        from checker.visited import FPSet
+        from checker.search.visited import FPSet
 
         if cp.workers != workers:
             raise CheckpointError(f"--resume {self.path}: its run had {cp.workers} workers; resume it with"

@@ -2,7 +2,7 @@
 states first found at that level, in the order they were found, as native uint64s in one file
 per level (`links-LLLL.bin` under the run's directory).
 
-The visited set (checker/visited.py) holds only fingerprints; these files are what a
+The visited set (checker/search/visited.py) holds only fingerprints; these files are what a
 counterexample is rebuilt from (`chain`), by one backward scan per level of the trace, and what
 a resumed run rebuilds its visited set from (`load_into`). 16 bytes a state, on disk.
 """

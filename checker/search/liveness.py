@@ -36,7 +36,8 @@ from functools import cached_property
 from typing import Any, Callable, Iterable, Optional
 
 from checker import stop
-from checker.bfs import initial_states, state_fingerprint, successor_function
+from checker.search.common import initial_states, successor_function
+from checker.fingerprint import state_fingerprint
 from model.interface import TEMPORAL, Model, Property, action_name
 
 OK = "ok"

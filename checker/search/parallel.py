@@ -11,7 +11,7 @@ checked before any of level L+1 is generated: the first violation is still a sho
 
 The coordinator answers the workers in a fixed round-robin order and the chunks are cut the same
 way on every run, so distinct-state counts, depth, coverage and the counterexample are the same
-on every run with the same number of workers. Fingerprints are the ones of `bfs.explore`, read
+on every run with the same number of workers. Fingerprints are the ones of `checker.search.run.explore`, read
 as unsigned 64-bit ints.
 """
 from __future__ import annotations
@@ -31,13 +31,13 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from checker import checkpoint as checkpoint_mod
+from checker.search import checkpoint as checkpoint_mod
 from checker import stop
-from checker.bfs import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, masked_fingerprint,
-                         record_initial, reduction_text, successor_function, violation_report)
-from checker.checkpoint import Checkpoint, RunDir
-from checker.frontier import UNLIMITED, Frontier
-from checker.visited import FPSet
+from checker.search.common import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, record_initial, reduction_text, successor_function, violation_report)
+from checker.fingerprint import masked_fingerprint
+from checker.search.checkpoint import Checkpoint, RunDir
+from checker.search.frontier import UNLIMITED, Frontier
+from checker.search.visited import FPSet
 from model.interface import Model
 
 CHUNK = 2048  # frontier states per message: large enough to amortise a round trip
@@ -63,7 +63,7 @@ def explore_parallel(
     checkpoint_every: float = 60.0,
     keep: int | None = None,
 ) -> Result:
-    """`bfs.explore` on `workers` processes; the same result apart from seconds."""
+    """`checker.search.run.explore` on `workers` processes; the same result apart from seconds."""
     run = RunDir(None if run_dir is None else Path(run_dir), resume, identity, checkpoint_every)
     try:
         return _explore_parallel(model, run, workers, max_states, progress, progress_every, chunk, reduce, keep)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from checker import stop
-from checker.bfs import Result, coverage
+from checker.search.common import Result, coverage
 from model.interface import Model, action_name
 
 

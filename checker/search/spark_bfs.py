@@ -9,7 +9,7 @@ new file, and checks every property on them. The driver keeps counts only.
 Order: each state carries a key, the path of action indices that reached it, packed in one
 integer (`key * 2**16 + action index`, an initial state's key is its index). Of the successors
 with one fingerprint the one with the least key is kept, and the least key is the first path
-the one-process search (checker/bfs.py) meets. So the states found, their keys, the first
+the one-process search (checker/search/bfs.py) meets. So the states found, their keys, the first
 violation (the least key among the level's violating states) and its trace, rebuilt by
 replaying the key's action indices, are those of the one-process search, on any number of
 partitions and executors. On a violation the counts are those of the whole level, where the
@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from checker import stop
-from checker.bfs import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, initial_states
-from checker.bfs import masked_fingerprint
-from checker.bfs import reduction_text, successor_function
-from checker.walks import ModelSpec
+from checker.search.common import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, initial_states
+from checker.fingerprint import masked_fingerprint
+from checker.search.common import reduction_text, successor_function
+from checker.walks.walker import ModelSpec
 
 SHIFT = 16  # bits of an action index in a key: up to 65,536 actions a state
 _MODELS: dict[ModelSpec, Any] = {}  # one model per executor process and spec
@@ -80,7 +80,7 @@ def _deduper(spec: ModelSpec, run_dir: str, level: int) -> Callable:
     def dedupe(part: int, items: Any) -> Any:
         # Imported where the task runs: the executors' checker package (a zip shipped to a cluster
         # holds no compiled module) decides between the compiled table and its pure-Python twin.
-        from checker.visited import FPSet
+        from checker.search.visited import FPSet
 
         model = _model(spec)
         always = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
@@ -139,10 +139,10 @@ def trace_of(model: Any, key: int, level: int, reduce: bool = True) -> list[tupl
 def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, partitions: int | None = None,
                   run_dir: str | Path | None = None, reduce: bool = True,
                   progress: Callable[[Progress], None] | None = None) -> Result:
-    """`bfs.explore` on Spark: the same states, counts, coverage and shortest counterexample."""
+    """`checker.search.run.explore` on Spark: the same states, counts, coverage and shortest counterexample."""
     from pyspark import StorageLevel
 
-    from checker.spark_engine import SparkUnavailable, job_failure, ship_packages
+    from checker.walks.spark import SparkUnavailable, job_failure, ship_packages
 
     model = spec.build()
     ship_packages(sc, spec, sc.master)
@@ -151,7 +151,7 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
     where = Path(tempfile.mkdtemp(prefix="kcheck-spark-bfs-") if run_dir is None else run_dir)
     where.mkdir(parents=True, exist_ok=True)
     if any(where.glob("visited-*.bin")):
-        from checker.checkpoint import CheckpointError
+        from checker.search.checkpoint import CheckpointError
 
         raise CheckpointError(f"--run-dir {where}: it holds another search's files; give an empty directory")
     start = time.perf_counter()

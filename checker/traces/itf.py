@@ -29,7 +29,7 @@ from typing import Any, Mapping
 
 from checker import limits
 from checker.config import ConfigError, parse_decimal
-from checker.render import Trace, render_text
+from checker.traces.render import Trace, render_text
 
 ACTION_KEY = "mbt::actionTaken"
 INIT_ACTION = "init"

@@ -26,13 +26,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from checker import itf
-from checker.cli import nonnegative_int, positive_int
+from checker.traces import itf
+from checker.cli.options import nonnegative_int, positive_int
 from checker.config import (DEFAULT_MODEL, ConfigError, RunConfig, clamp_note, config_text, load_config,
                             load_definition)
 from checker.provenance import model_source
-from checker.render import ABSENT, change_text, diff, witness
-from checker.schedule import kind_of, squeeze
+from checker.traces.render import ABSENT, change_text, diff, witness
+from checker.search.schedule import kind_of, squeeze
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 DEFAULT_MAX_CANDIDATES = 200_000
@@ -221,9 +221,9 @@ def replay(model: Any, steps: Sequence[Step], max_candidates: int = DEFAULT_MAX_
 
 def _cycle_unfairness(model: Any, first: Any, steps: Sequence[Step]) -> list[str]:
     """A lasso's cycle, followed from its (only) state at `loop` by the actions the trace names,
-    judged by the model's fairness (checker.liveness.unfair_in_cycle); nothing when a step names
+    judged by the model's fairness (checker.search.liveness.unfair_in_cycle); nothing when a step names
     no action or several states match."""
-    from checker.liveness import unfair_in_cycle
+    from checker.search.liveness import unfair_in_cycle
 
     cycle: list[tuple[Any, Any]] = [(None, first)]
     state = first
@@ -318,7 +318,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `kcheck replay`."""
     parser.add_argument("trace", metavar="TRACE", help="an ITF trace (JSON), e.g. written by --trace-out")
     add_model_arguments(parser)
-    from checker.cli import add_plugin_argument
+    from checker.cli.options import add_plugin_argument
 
     add_plugin_argument(parser)  # a trace of a plugin's variant, or checked with its invariants
     parser.add_argument("--max-candidates", type=positive_int, default=DEFAULT_MAX_CANDIDATES, metavar="N",
@@ -561,7 +561,7 @@ def _write_html(path: str, trace: str, doc: Mapping[str, Any], rc: RunConfig, mo
                 steps: Sequence[Step], outcome: Outcome) -> None:
     """The trace's page, its property the replay's verdict: the invariant it breaks (with the
     model's witness when the last state is known), or the step that does not follow."""
-    from checker.page import json_steps_page, write_page
+    from checker.view.page import json_steps_page, write_page
 
     meta = dict(doc.get("#meta", {}))
     meta.update({"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config)})
@@ -585,7 +585,7 @@ def _write_html(path: str, trace: str, doc: Mapping[str, Any], rc: RunConfig, mo
 
 def run(args: argparse.Namespace) -> int:
     """`kcheck replay`: 0 valid, 1 invalid, 2 bad input, 3 incomplete."""
-    from checker.cli import activate_plugins
+    from checker.cli.options import activate_plugins
     from checker.heartbeat import Heartbeat
     from checker.outputs import check_outputs
 

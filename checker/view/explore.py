@@ -79,7 +79,7 @@ class Explorer:
                 actions.append({"action": repr(a), "kind": type(a).__name__, "leads_to": self.summary(t)})
         props = [{"name": p.name, "kind": p.kind, "description": p.description, "holds": bool(p.predicate(s))}
                  for p in model.properties if p.kind in ("always", "sometimes")]
-        from checker.render import witness
+        from checker.traces.render import witness
 
         for p in props:
             if p["kind"] == "always" and not p["holds"]:
@@ -90,7 +90,7 @@ class Explorer:
                 "path": [{"action": None if a is None else repr(a), "summary": self.summary(t)} for a, t in trace]}
 
     def from_itf(self, text: Any) -> dict[str, Any]:
-        from checker import itf
+        from checker.traces import itf
 
         if not isinstance(text, str):
             raise BadRequest(400, "itf must be the text of an ITF trace")
@@ -112,7 +112,7 @@ class Explorer:
         return {"init": init, "path": path}
 
     def to_itf(self, init: Any, path: Any) -> dict[str, Any]:
-        from checker import itf
+        from checker.traces import itf
 
         trace = self.follow(init, path)
         return itf.to_itf(self.model, trace, itf.run_meta(self.rc))
@@ -196,7 +196,7 @@ def start_in_thread(rc: RunConfig, port: int = 0) -> tuple[ThreadingHTTPServer, 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import add_config_arguments
+    from checker.cli.options import add_config_arguments
 
     add_config_arguments(parser)
     parser.add_argument("--port", type=int, default=0, metavar="N",
@@ -205,7 +205,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C or SIGTERM: 0; bad input 2."""
-    from checker.cli import run_config
+    from checker.cli.options import run_config
 
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be 0..65535, got {args.port}")

@@ -20,7 +20,7 @@ from typing import Any
 
 import networkx as nx
 
-from checker.bfs import state_fingerprint
+from checker.fingerprint import state_fingerprint
 from checker.config import ConfigError
 
 FORMATS = ("dot", "graphml", "json")
@@ -115,7 +115,7 @@ def render(g: nx.MultiDiGraph, fmt: str, name: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import _positive_int, add_config_arguments
+    from checker.cli.options import _positive_int, add_config_arguments
 
     add_config_arguments(parser)
     parser.add_argument("--format", choices=FORMATS, default="dot", help="dot (Graphviz), graphml (Gephi) or json"
@@ -127,7 +127,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """0 written, 2 bad input or too large."""
-    from checker.cli import run_config
+    from checker.cli.options import run_config
     from checker.outputs import check_outputs
 
     check_outputs(files=[("--out", args.out)], inputs=[("the config file", args.config_file)])

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from checker.render import diff
+from checker.traces.render import diff
 
 Step = tuple["str | None", dict[str, Any]]
 
@@ -112,7 +112,7 @@ def trace_page(model: Any, trace: Sequence[tuple[Any, Any]], *, title: str, meta
                invariant: str | None = None, description: str = "", kind: str = "invariant",
                loop: int | None = None) -> str:
     """The page of a trace of states (as the checker holds it) of `model`."""
-    from checker.render import witness
+    from checker.traces.render import witness
 
     steps = [(None if a is None else repr(a), model.to_json(s)) for a, s in trace]
     prop = None
@@ -147,56 +147,3 @@ def write_page(path: str, text: str, option: str = "--html") -> None:
         Path(path).write_text(text)
     except OSError as e:
         raise ConfigError(f"{option} {path}: {e.strerror or e}") from None
-
-
-# --- kcheck render ---------------------------------------------------------------------------------
-
-
-def add_arguments(parser: Any) -> None:
-    from checker.replay import add_model_arguments
-
-    parser.add_argument("trace", metavar="TRACE", help="an ITF trace (JSON), as --trace-out writes it")
-    parser.add_argument("--html", metavar="FILE", required=True, help="write the page to FILE")
-    add_model_arguments(parser)
-    parser.add_argument("--quiet", action="store_true", help="print nothing when the page is written")
-
-
-def document_page(doc: dict[str, Any], model: Any, rc: Any, title: str | None = None) -> str:
-    """The page of an ITF document read against `model` (built from `rc`): its property is the
-    trace's own (#meta.invariant), with the model's witness when the replay pins the last state."""
-    from checker import itf
-    from checker.render import witness
-    from checker.replay import VALID, model_for, replay
-
-    model = model_for(doc, model)
-    steps = itf.steps(doc)
-    meta = dict(doc.get("#meta", {}))
-    name = meta.get("invariant")
-    loop = doc.get("loop") if isinstance(doc.get("loop"), int) else None
-    prop = None
-    if isinstance(name, str) and name:
-        said = ""
-        outcome = replay(model, steps, loop=loop)  # the witness needs the model's state
-        if outcome.result == VALID and len(outcome.final_states) == 1:
-            said = witness(model, name, outcome.final_states[0])
-        kind = meta.get("property_kind") or ("invariant" if meta.get("kind", "safety") == "safety" else "liveness")
-        prop = {"name": name, "description": str(meta.get("description", "")), "kind": kind, "witness": said}
-    if title is None:
-        title = f"{rc.model} {rc.variant}: " + (f"{name} violated" if prop else f"a trace of {len(steps) - 1} step(s)")
-    meta.update({"model": rc.model, "variant": rc.variant, "preset": rc.preset, "config": dict(rc.config)})
-    return json_steps_page(model, steps, title=title, meta=meta, prop=prop, loop=loop)
-
-
-def run(args: Any) -> int:
-    """`kcheck render TRACE --html OUT`: 0 written, 2 bad input."""
-    from checker import itf
-    from checker.outputs import check_outputs
-    from checker.replay import trace_config
-
-    check_outputs(files=[("--html", args.html)], inputs=[("the trace", args.trace)])
-    doc = itf.load(args.trace)
-    rc = trace_config(doc, args.trace, args.model, args.variant, args.preset, args.overrides)
-    write_page(args.html, document_page(doc, rc.build(), rc))
-    if not args.quiet:
-        print(f"kcheck: wrote {args.html} ({len(doc['states']) - 1} steps)")
-    return 0

@@ -176,8 +176,8 @@ def shrink(model: Model, init: Any, actions: Sequence[Any], invariant: str, *, b
 
 def shrink_walk(model: Model, init_index: int, action_indices: Sequence[int], invariant: str,
                 **kwargs: Any) -> Trace:
-    """Shrink a walk recorded as indices (checker.walks.WalkResult / Violation)."""
-    from checker.walks import replay
+    """Shrink a walk recorded as indices (checker.walks.walker.WalkResult / Violation)."""
+    from checker.walks.walker import replay
 
     trace = replay(model, init_index, action_indices)
     return shrink(model, trace[0][1], _actions(trace), invariant, **kwargs)

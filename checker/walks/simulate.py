@@ -21,10 +21,10 @@ from typing import Any, Callable, Iterator
 from checker import stop
 from checker.config import ConfigError, RunConfig, clamp_note, config_text, load_definition
 from checker.provenance import model_source
-from checker.guided import DEFAULT_CORPUS, DEFAULT_ROUNDS, RoundInfo, run_guided
-from checker.render import render_text, trace_json
-from checker.shrink import shrink_walk
-from checker.walks import DISTINCT_MODES, OUTCOMES, ModelSpec, RoundPlan, Summary, Violation, Walker, summarize, walker_for
+from checker.walks.guided import DEFAULT_CORPUS, DEFAULT_ROUNDS, RoundInfo, run_guided
+from checker.traces.render import render_text, trace_json
+from checker.walks.shrink import shrink_walk
+from checker.walks.walker import DISTINCT_MODES, OUTCOMES, ModelSpec, RoundPlan, Summary, Violation, Walker, summarize, walker_for
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_WALKS, DEFAULT_DEPTH, DEFAULT_SEED = 1000, 100, 0
@@ -32,7 +32,7 @@ DEFAULT_WALKS, DEFAULT_DEPTH, DEFAULT_SEED = 1000, 100, 0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `kcheck simulate` (the shared config options come from checker.cli)."""
-    from checker.cli import add_config_arguments, nonnegative_int, positive_int, process_count
+    from checker.cli.options import add_config_arguments, nonnegative_int, positive_int, process_count
 
     add_config_arguments(parser)
     parser.add_argument("--invariant", dest="invariants", action="append", default=[], metavar="NAME",
@@ -117,7 +117,7 @@ def run_local(spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool
               pool: Any = None) -> tuple[Summary, int | None]:
     """Walks 0..walks-1 in this process, or in a pool of `processes` (blocks of walk ids).
     Returns the Summary and the number of distinct states (exact, estimated or None, by `distinct`).
-    `plan`: one guided round (checker.guided); `walker` / `pool`: reused across rounds."""
+    `plan`: one guided round (checker.walks.guided); `walker` / `pool`: reused across rounds."""
     start = time.monotonic()
     total = Summary()
     last = start
@@ -222,7 +222,7 @@ def _run_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn |
                on_round: Callable[[RoundInfo], None] | None = None) -> tuple[Summary, int, str, float, dict | None]:
     """Walks (or guided rounds) on Spark; the seconds returned exclude starting and stopping the session.
     A stop (Ctrl-C, SIGTERM) cancels the jobs and ends it with KeyboardInterrupt (checker/stop.py)."""
-    from checker.spark_engine import SparkUnavailable, guarded
+    from checker.walks.spark import SparkUnavailable, guarded
 
     try:
         with guarded():
@@ -236,7 +236,7 @@ def _run_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn |
 
 def _on_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn | None,
               on_round: Callable[[RoundInfo], None] | None) -> tuple[Summary, int, str, float, dict | None]:
-    from checker.spark_engine import _active_context, count_distinct, default_log_path, run_spark, spark_session
+    from checker.walks.spark import _active_context, count_distinct, default_log_path, run_spark, spark_session
 
     info = None
     owned = _active_context() is None
@@ -276,7 +276,7 @@ def _violation_report(model: Any, v: Violation, count: int, first: int, shrink: 
     if shrink:
         trace = shrink_walk(model, v.init_index, v.actions, v.invariant, stats=stats)
     else:
-        from checker.walks import replay
+        from checker.walks.walker import replay
 
         trace = replay(model, v.init_index, v.actions)
     description = next((p.description for p in model.properties if p.name == v.invariant), "")
@@ -296,7 +296,7 @@ def _violation_report(model: Any, v: Violation, count: int, first: int, shrink: 
 
 def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict, list]], Any]:
     """Run the simulation named by `args`; returns (JSON report, [(violation, trace)], model)."""
-    from checker.cli import run_config
+    from checker.cli.options import run_config
 
     engine = _check_options(args)
     rc: RunConfig = run_config(args)
@@ -427,8 +427,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         report, found, model = simulate(args)
         if (args.trace_out or args.html) and found:
-            from checker import itf
-            from checker.page import trace_page, write_page
+            from checker.traces import itf
+            from checker.view.page import trace_page, write_page
 
             best, trace = min(found, key=lambda rt: (rt[0]["shrunk_length"], rt[0]["invariant"]))
             meta = {"model": report["model"], "variant": report["variant"], "preset": report["preset"],

@@ -1,4 +1,4 @@
-"""Random walks on Spark: the `checker.walks` kernel inside `mapPartitionsWithIndex`.
+"""Random walks on Spark: the `checker.walks.walker` kernel inside `mapPartitionsWithIndex`.
 
 Partition i of P runs walk ids i, i+P, i+2P, ... (round robin). Each walk is seeded by its id
 alone, and the per-partition summaries merge order-independently, so the result is the same for
@@ -36,7 +36,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from checker import stop
-from checker.walks import ModelSpec, RoundPlan, Summary, summarize, walk_ids_of_part
+from checker.walks.walker import ModelSpec, RoundPlan, Summary, summarize, walk_ids_of_part
 
 
 class SparkUnavailable(Exception):
@@ -313,7 +313,7 @@ def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: 
     (per-partition sketches merged on the driver: nothing is shuffled) or None, by `distinct`.
     `progress(walks_done, steps_done, seconds)` is called about once a second from a helper
     thread; the counts are accumulators, which advance as partitions complete.
-    `plan`: one guided round (checker.guided). `fingerprints`: a list to which, with exact
+    `plan`: one guided round (checker.walks.guided). `fingerprints`: a list to which, with exact
     counting, the round's distinct fingerprints are appended as a persisted RDD instead of being
     counted (`count_distinct` counts the union of several rounds')."""
     master = sc.master

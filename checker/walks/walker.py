@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, Sequence
 
-from checker.bfs import state_fingerprint  # the model's own (process-stable) one, else blake2b-8 of encode()
+from checker.fingerprint import state_fingerprint  # the model's own (process-stable) one, else blake2b-8 of encode()
+from checker.walks.abstraction import Abstraction
 from model.compiled import source_file
 from model.interface import Model, action_name
 
@@ -148,7 +149,7 @@ class Walker:
         self._fingerprint = state_fingerprint(model)
         self._cache: dict[Any, tuple[int, str | None, frozenset[str]]] = {}
         self._starts: dict[tuple[int, tuple[int, ...]], tuple[Any, int]] = {}  # guided: replayed entries
-        self._abstraction: Any = None  # guided: a checker.guided.Abstraction, built on first use
+        self._abstraction: Any = None  # guided: a checker.walks.abstraction.Abstraction, built on first use
 
     def visit(self, state: Any) -> tuple[int, str | None, frozenset[str]]:
         """(fingerprint, first `always` property broken or None, `sometimes` properties holding).
@@ -170,7 +171,7 @@ class Walker:
     def walk(self, seed: int, walk_id: int, depth: int, swarm: bool, start: "Start | None" = None,
              cells: dict | None = None, state_cells: bool = False,
              known: "frozenset[int] | None" = None) -> WalkResult:
-        """One walk of at most `depth` steps. Guided mode (checker.guided) passes `start`, a corpus
+        """One walk of at most `depth` steps. Guided mode (checker.walks.guided) passes `start`, a corpus
         entry to begin at instead of an initial state (the walk then draws no initial-state index,
         and its recorded `actions` are the entry's path followed by its own steps), and `cells`, a
         table into which the walk folds the abstract cells of the states it visits (with
@@ -238,8 +239,6 @@ class Walker:
 
     def abstraction(self) -> Any:
         if self._abstraction is None:
-            from checker.guided import Abstraction
-
             self._abstraction = Abstraction(self.model)
         return self._abstraction
 
@@ -526,7 +525,7 @@ def summarize(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swar
               plan: "RoundPlan | None" = None) -> Summary:
     """Run walks and fold them into a Summary without keeping every WalkResult in memory.
     `distinct`: keep every state fingerprint ("exact"), a HyperLogLog sketch ("hll") or nothing.
-    `plan`: a guided round (checker.guided): walk ids are offset by its first id, each walk starts
+    `plan`: a guided round (checker.walks.guided): walk ids are offset by its first id, each walk starts
     at the corpus entry the plan assigns it, and the summary collects the visited cells."""
     walker = walker or walker_for(model, distinct)
     summary = Summary(max_violations=max_violations)
@@ -619,7 +618,7 @@ def code_digest(module: str) -> str:
         package = importlib.import_module(module)
         if hasattr(package, "__path__"):
             names += sorted(f"{module}.{m.name}" for m in pkgutil.iter_modules(package.__path__))
-    names += ["model.interface", "checker.walks", "checker.guided"]
+    names += ["model.interface", "checker.walks.walker", "checker.walks.guided"]
     digest = hashlib.sha256()
     for name in names:
         spec = importlib.util.find_spec(name)

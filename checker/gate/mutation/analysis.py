@@ -11,7 +11,7 @@ Two passes, each a list of independent tasks (a process pool or Spark runs them 
    4.1's states on every row (same digest) is "same-states": equivalent there too, as far as
    the safety properties can tell.
 2. Kill: each remaining mutant runs the rows where it changes something, cheapest first, as the
-   gate runs them (`checker.gate.run_row` and `judge`): first the safety pass of each (the first
+   gate runs them (`checker.gate.gate.run_row` and `judge`): first the safety pass of each (the first
    failing row kills it: a violated invariant, an exception in the model, or a search that grows
    past `blowup` times Kafka 4.1's states, which the gate could not finish), then, if every row's
    safety holds, the liveness pass of the rows that have one (a failure: an availability mutant).
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from checker import stop
-from checker.mutation.operators import Mutant, Probe, transform
+from checker.gate.mutation.operators import Mutant, Probe, transform
 
 BLOWUP = 4  # a mutant row stops, undecided (fate "budget"), at this many times Kafka 4.1's states (plus SLACK)
 SLACK = 1000
@@ -66,7 +66,7 @@ class Infection:
     complete: bool = False
     violated: bool = False  # Kafka 4.1 itself breaks an invariant here: the row cannot judge a mutant
     note: str = ""
-    digest: int | None = None  # of Kafka 4.1's reachable states (checker.bfs.Result.digest)
+    digest: int | None = None  # of Kafka 4.1's reachable states (checker.search.common.Result.digest)
     unreached: list[str] = field(default_factory=list)  # Kafka 4.1's sometimes-properties never reached here
     never_enabled: list[str] = field(default_factory=list)  # and its actions never enabled
 
@@ -129,9 +129,9 @@ def _alarm(seconds: float | None) -> Callable[[], None]:
 
 def infection_task(target: Target, row: Any, mutant_ids: Sequence[str], budget: float | None) -> Infection:
     """Explore `row` with Kafka 4.1's code, probing the sites of `mutant_ids`."""
-    from checker.bfs import explore
-    from checker.mutation.imports import changed
-    from checker.schedule import replay_schedule
+    from checker.search.run import explore
+    from checker.gate.mutation.imports import changed
+    from checker.search.schedule import replay_schedule
     from checker.selection import select_invariants
 
     target.register()
@@ -156,7 +156,7 @@ def infection_task(target: Target, row: Any, mutant_ids: Sequence[str], budget: 
                     out.note = f"Kafka 4.1 violation on this row ({run.violated[0]})"
                 return out
             if row.rounds:  # a gate round row: the same search by rounds
-                from checker.rounds import round_search
+                from checker.search.rounds import round_search
 
                 r = round_search(model, row.rounds, max_states=row.max_states)
             else:
@@ -181,7 +181,7 @@ def _with_reference_liveness(row: Any, say: Callable[[str], None]) -> Any:
     """The row, with the temporal properties whose antecedent Kafka 4.1 itself never reaches on it
     added to its may_miss (as a gate row would list them). Raises ReferenceFails if Kafka 4.1
     breaks a temporal property there."""
-    from checker.gate import run_row
+    from checker.gate.gate import run_row
 
     say(f"{row.name}: liveness pass with Kafka 4.1's code")
     out = run_row(dataclasses.replace(row, liveness=True, max_states=None), workers=1, want_traces=False)
@@ -196,8 +196,8 @@ def _with_reference_liveness(row: Any, say: Callable[[str], None]) -> Any:
 
 def _attempt(row: Any, liveness: bool, cap: int | None) -> Attempt:
     """One row as the gate runs it: the safety pass (here, for its digest) or, with `liveness`,
-    both passes (checker.gate.run_row)."""
-    from checker.gate import judge, run_row
+    both passes (checker.gate.gate.run_row)."""
+    from checker.gate.gate import judge, run_row
 
     r = dataclasses.replace(row, liveness=liveness, max_states=None if row.schedule else cap)
     if liveness or row.schedule or row.rounds:  # a schedule or round row is judged as the gate judges it
@@ -207,8 +207,8 @@ def _attempt(row: Any, liveness: bool, cap: int | None) -> Attempt:
         v = judge(r, out)
         return Attempt(row.name, v.passed, out.outcome, "" if v.passed else out.kind or "safety",
                        out.invariant or "", out.trace_length or 0, out.distinct_states, out.seconds, v.reason)
-    from checker.bfs import explore
-    from checker.gate import vacuity
+    from checker.search.run import explore
+    from checker.gate.gate import vacuity
     from checker.selection import select_invariants
 
     start = time.perf_counter()
@@ -247,7 +247,7 @@ def kill_task(target: Target, mutant: Mutant, rows: Sequence[Any], caps: Mapping
     (mutant id, attempts, status, seconds). With `liveness`, each row's liveness pass too; a
     failure there alone (`safety` False: the safety pass already held) makes an availability
     mutant."""
-    from checker.mutation.imports import changed
+    from checker.gate.mutation.imports import changed
 
     target.register()
     start = time.perf_counter()
@@ -296,8 +296,8 @@ def run_tasks(tasks: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], jobs:
     """Yield (task index, result) as tasks finish: in this process (jobs 1), on a pool of `jobs`
     processes, or on Spark (`spark`: a SparkSession; one partition per task)."""
     if engine == "spark":
-        from checker.spark_engine import ship_packages
-        from checker.walks import ModelSpec
+        from checker.walks.spark import ship_packages
+        from checker.walks.walker import ModelSpec
 
         sc = spark.sparkContext
         target = next((a for _, args in tasks for a in args if isinstance(a, Target)), None)
@@ -336,7 +336,7 @@ def _indexed_call(item: tuple[int, tuple[Callable[..., Any], tuple[Any, ...]]]) 
 def target_of(model: str) -> Target:
     """The code of `model` that mutants change: its definition's `mutation_targets`."""
     from checker.config import load_definition
-    from checker.mutation.imports import package_of, source_of
+    from checker.gate.mutation.imports import package_of, source_of
 
     definition = load_definition(model)
     whole: set[str] = set()
@@ -355,7 +355,7 @@ def target_of(model: str) -> Target:
 
 
 def all_mutants(target: Target) -> list[Mutant]:
-    from checker.mutation.operators import mutants
+    from checker.gate.mutation.operators import mutants
 
     out: list[Mutant] = []
     for module, source in target.sources.items():

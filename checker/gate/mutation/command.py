@@ -18,9 +18,9 @@ EXIT_OK, EXIT_SURVIVORS, EXIT_INTERRUPTED = 0, 1, 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from checker.cli import _int_at_least, default_workers, positive_seconds, process_count
-    from checker.gate import default_gate_file
-    from checker.mutation.operators import OPERATORS
+    from checker.cli.options import _int_at_least, default_workers, positive_seconds, process_count
+    from checker.gate.gate import default_gate_file
+    from checker.gate.mutation.operators import OPERATORS
 
     parser.add_argument("--model", default="replication", help="the model to mutate (default: replication)")
     parser.add_argument("--gate", metavar="FILE",
@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _rows(args: argparse.Namespace, gate_path: Path) -> list[Any]:
-    from checker.gate import Row, load_gate
+    from checker.gate.gate import Row, load_gate
 
     if args.presets:
         rows = []
@@ -102,7 +102,7 @@ def _check_outputs(args: argparse.Namespace, gate_path: Path, judgement_path: Pa
 def _spark(args: argparse.Namespace) -> Any:
     if args.engine != "spark" and not args.master:
         return None
-    from checker.spark_engine import SparkUnavailable, spark_session
+    from checker.walks.spark import SparkUnavailable, spark_session
 
     try:
         return spark_session(args.master, app_name="kcheck-mutate")
@@ -117,13 +117,13 @@ def _say(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.checkpoint import scratch
+    from checker.search.checkpoint import scratch
     from checker.config import load_definition
-    from checker.gate import default_gate_file
-    from checker.mutation import judgements as J
-    from checker.mutation.analysis import ReferenceFails, all_mutants, analyse, target_of
-    from checker.mutation.imports import package_of
-    from checker.mutation.report import markdown, text, to_json
+    from checker.gate.gate import default_gate_file
+    from checker.gate.mutation import judgements as J
+    from checker.gate.mutation.analysis import ReferenceFails, all_mutants, analyse, target_of
+    from checker.gate.mutation.imports import package_of
+    from checker.gate.mutation.report import markdown, text, to_json
 
     load_definition(args.model)  # an unknown model is bad input
     if args.gate and args.presets:
@@ -196,7 +196,7 @@ def _load_baseline(path: str, model: str) -> dict[str, Any]:
 
 def _run_baseline(args: argparse.Namespace, target: Any, mutants: Sequence[Any], rows: Sequence[Any]) -> int:
     """The CI check: mutants the full run killed must still be killed by the row that killed them."""
-    from checker.mutation.analysis import BLOWUP, SLACK, kill_task, run_tasks
+    from checker.gate.mutation.analysis import BLOWUP, SLACK, kill_task, run_tasks
 
     data = _load_baseline(args.baseline, args.model)
     say = _say(args)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from checker.mutation.analysis import Analysis, Fate
-from checker.mutation.judgements import EXCUSED, Judgement
+from checker.gate.mutation.analysis import Analysis, Fate
+from checker.gate.mutation.judgements import EXCUSED, Judgement
 
 # Fates, in the order the summary lists them.
 FATES = ("killed", "availability", "survived", "budget", "same-states", "unchanged", "not-executed", "interrupted")
