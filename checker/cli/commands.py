@@ -7,7 +7,7 @@ vacuous); 2 bad input, reported as one line `kcheck: error: ...` on stderr; 3 in
 Adding a command is one line in `COMMANDS`:
     "simulate": Command.from_module("checker.walks.simulate", "random walks, locally or on Spark"),
 where the module defines `add_arguments(parser)` and `run(args) -> int`; it may use
-`add_config_arguments` and `run_config` below for the shared model/config options and raise
+`add_config_arguments` and `run_config` (checker/cli/options.py) for the shared options and raise
 `ConfigError` for bad input. A command module is imported only when its command is used.
 """
 from __future__ import annotations
