@@ -21,7 +21,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from checker import cli
-from checker.gate.gate import gate  # noqa: E402
+from checker.gate import gate  # noqa: E402
 from checker.config import load_definition  # noqa: E402
 
 SMALL = ('preset = "smoke"\n'

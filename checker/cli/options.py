@@ -85,7 +85,7 @@ def activate_plugins(args: argparse.Namespace) -> None:
         plugin.activate([])  # the built-in models alone (main() may run more than once in a process)
         return
     if getattr(args, "command", None) == "prove":
-        raise ConfigError("--plugin: kcheck prove checks the Z3 encoding of the built-in models (checker/symbolic),"
+        raise ConfigError("--plugin: kcheck prove checks the Z3 encoding of the built-in models (checker/proofs),"
                           " which a plugin's Python code does not change; check the change with kcheck check")
     if getattr(args, "engine", "local") == "spark" or getattr(args, "master", None):
         raise ConfigError("--plugin: Spark executors do not load plugins; use --engine local")
