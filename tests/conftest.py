@@ -56,7 +56,7 @@ def install_checkout(tmp_path_factory: pytest.TempPathFactory, *, compile_models
     where = subprocess.run([str(python), "-c", "import checker; print(checker.__file__)"], check=True,
                            capture_output=True, text=True, cwd=venv).stdout
     assert where.startswith(site), where  # not the repo's
-    fpset = subprocess.run([str(python), "-c", "from checker import visited; print(visited.COMPILED)"],
+    fpset = subprocess.run([str(python), "-c", "from checker.search import visited; print(visited.COMPILED)"],
                            check=True, capture_output=True, text=True, cwd=venv).stdout.strip()
     assert fpset == "True", "the non-editable install did not compile checker/_fpset.c (is a C compiler missing?)"
     if compile_models:
