@@ -36,8 +36,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import model as registry  # noqa: E402
-from checker.bfs import Result, explore  # noqa: E402
-from checker.cli import MEMORY_STATES, progress_printer  # noqa: E402
+from checker.search.common import Result  # noqa: E402
+from checker.search.run import explore
+from checker.cli.check import MEMORY_STATES  # noqa: E402
+from checker.cli.options import progress_printer
 from checker.config import ConfigError, load_config  # noqa: E402
 
 TOY_MODULE = "tests.toymodel"

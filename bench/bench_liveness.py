@@ -36,7 +36,7 @@ def _peak_bytes() -> int:
 
 
 def _safety(args: argparse.Namespace, out: Any) -> None:
-    from checker.bfs import explore
+    from checker.search.run import explore
 
     model = load_config(model=args.model, variant=args.variant, preset=args.preset, overrides=args.overrides).build()
     start = time.perf_counter()
@@ -46,7 +46,7 @@ def _safety(args: argparse.Namespace, out: Any) -> None:
 
 
 def _liveness(args: argparse.Namespace, out: Any) -> None:
-    from checker.liveness import check_liveness
+    from checker.search.liveness import check_liveness
 
     model = load_config(model=args.model, variant=args.variant, preset=args.preset, overrides=args.overrides).build()
     start = time.perf_counter()

@@ -15,9 +15,9 @@ import json
 import time
 
 from checker.config import load_config
-from checker.prove import _SIZE_KEY, _encoding
-from checker.symbolic.bmc import bmc
-from checker.symbolic.induction import prove
+from checker.proofs.prove import _SIZE_KEY, _encoding
+from checker.proofs.bmc import bmc
+from checker.proofs.induction import prove
 
 
 def main() -> None:

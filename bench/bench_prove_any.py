@@ -14,8 +14,8 @@ import json
 import statistics
 import time
 
-from checker.symbolic.kraft_param import PCtx
-from checker.symbolic.param_induction import prove_any
+from checker.proofs.kraft_param import PCtx
+from checker.proofs.param_induction import prove_any
 from model.kraft.variants import Protocol
 
 DEFAULT = ("kafka-4.1", "vote-not-persisted", "same-identity-after-disk-loss")

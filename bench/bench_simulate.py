@@ -25,8 +25,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from checker.config import load_config  # noqa: E402
-from checker.simulate import run_local  # noqa: E402
-from checker.walks import ModelSpec  # noqa: E402
+from checker.walks.simulate import run_local  # noqa: E402
+from checker.walks.walker import ModelSpec  # noqa: E402
 
 
 def _rates(walks: int, steps: int, seconds: float) -> dict:
@@ -60,7 +60,7 @@ def main() -> int:
     steps = local.steps
     local.fingerprints = set()
 
-    from checker.spark_engine import run_spark, spark_session
+    from checker.walks.spark import run_spark, spark_session
 
     identical = True
     for master in ("local[1]", "local[2]"):

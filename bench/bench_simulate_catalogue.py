@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from checker.gate import default_gate_file, load_gate, select  # noqa: E402
+from checker.gate.gate import default_gate_file, load_gate, select  # noqa: E402
 
 NOVELTY = ["--guided", "--cells", "state", "--novelty", "--walks", "5000", "--corpus", "5000", "--rounds", "300",
            "--depth", "30", "--swarm", "--distinct", "none"]

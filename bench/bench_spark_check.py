@@ -19,11 +19,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from checker.bfs import explore  # noqa: E402
+from checker.search.run import explore  # noqa: E402
 from checker.config import load_config  # noqa: E402
-from checker.spark_bfs import explore_spark  # noqa: E402
-from checker.spark_engine import spark_session  # noqa: E402
-from checker.walks import ModelSpec  # noqa: E402
+from checker.search.spark_bfs import explore_spark  # noqa: E402
+from checker.walks.spark import spark_session  # noqa: E402
+from checker.walks.walker import ModelSpec  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from checker.bfs import explore  # noqa: E402
+from checker.search.run import explore  # noqa: E402
 from checker.config import ConfigError, load_config  # noqa: E402
 from model import compiled  # noqa: E402
 

@@ -1,4 +1,4 @@
 """The checker: it knows a model only through model.interface."""
 from model import compiled
 
-compiled.install()  # before checker.bfs and the other compiled modules can be imported
+compiled.install()  # before checker.search.bfs and the other compiled modules can be imported

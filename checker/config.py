@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 
 import model as model_registry
+from checker.errors import ConfigError  # re-exported: the name callers import from here
+from checker.limits import MAX_CONFIG_BYTES, check_toml_text
 from model.interface import ConfigKey, Model, ModelDefinition
 
 if sys.version_info >= (3, 11):
@@ -29,10 +31,6 @@ else:  # pragma: no cover - Python 3.10
 DEFAULT_MODEL = "replication"
 DEFAULT_PRESET = "default"
 FILE_SELECTORS = ("model", "variant", "preset")  # the non-config keys a TOML file may hold
-
-
-class ConfigError(Exception):
-    """Bad input from the user; `str(error)` is one line that says what to fix."""
 
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
@@ -122,8 +120,6 @@ def load_definition(name: str) -> ModelDefinition:
 
 def read_toml(path: str) -> dict[str, Any]:
     """The table of a TOML file, or a ConfigError naming the file."""
-    from checker.limits import MAX_CONFIG_BYTES, check_toml_text
-
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from checker.config import ConfigError
+from checker.errors import ConfigError
 
 MAX_TRACE_BYTES = 256 * 1024 * 1024  # far above any trace kcheck writes (100,000 steps: ~40 MB)
 MAX_DEPTH = 100  # kcheck's traces nest about 10 deep (document, states, variable, records, tags)

@@ -56,11 +56,11 @@ def install_checkout(tmp_path_factory: pytest.TempPathFactory, *, compile_models
     where = subprocess.run([str(python), "-c", "import checker; print(checker.__file__)"], check=True,
                            capture_output=True, text=True, cwd=venv).stdout
     assert where.startswith(site), where  # not the repo's
-    fpset = subprocess.run([str(python), "-c", "from checker import visited; print(visited.COMPILED)"],
+    fpset = subprocess.run([str(python), "-c", "from checker.search import visited; print(visited.COMPILED)"],
                            check=True, capture_output=True, text=True, cwd=venv).stdout.strip()
     assert fpset == "True", "the non-editable install did not compile checker/_fpset.c (is a C compiler missing?)"
     if compile_models:
-        compiled = subprocess.run([str(python), "-c", "import model.replication.model, checker.bfs; "
+        compiled = subprocess.run([str(python), "-c", "import model.replication.model, checker.search.bfs; "
                                    "from model import compiled; print(len(compiled.in_use()))"],
                                   check=True, capture_output=True, text=True, cwd=venv).stdout
         assert int(compiled) > 0, "the non-editable install compiled nothing (is a C compiler missing?)"
@@ -137,7 +137,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory):
     """The session's SparkSession on local[2], its JVM output in a temporary log file."""
     if not java_available():
         pytest.skip("Spark needs Java (no java on PATH or JAVA_HOME)")
-    from checker.spark_engine import spark_session
+    from checker.walks.spark import spark_session
 
     log = tmp_path_factory.mktemp("spark") / "jvm.log"
     session = spark_session("local[2]", "kcheck-tests", log_path=log,

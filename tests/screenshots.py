@@ -15,7 +15,7 @@ for path in (ROOT, ROOT / "tests"):
         sys.path.insert(0, str(path))
 
 from browser import Browser, find_chromium  # noqa: E402
-from checker.cli import main  # noqa: E402
+from checker.cli.commands import main  # noqa: E402
 
 SHOTS = {"r1-truncate-to-hw.png": "replication/truncate-to-hw.itf.json",
          "k8-no-check-quorum.png": "kraft/no-check-quorum.itf.json"}

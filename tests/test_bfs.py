@@ -16,9 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from checker.bfs import Progress, explore  # noqa: E402
+from checker.search.common import Progress  # noqa: E402
+from checker.search.run import explore
 from checker.fingerprint import fingerprint  # noqa: E402
-from checker.render import ABSENT, diff, render_text, trace_json  # noqa: E402
+from checker.traces.render import ABSENT, diff, render_text, trace_json  # noqa: E402
 from model.interface import always, sometimes  # noqa: E402
 from tests.toymodel import ToyModel  # noqa: E402
 

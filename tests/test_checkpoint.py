@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import visited
-from checker.bfs import explore
-from checker.checkpoint import CheckpointError
+from checker.search import visited
+from checker.search.run import explore
+from checker.search.checkpoint import CheckpointError
 from checker.config import load_config
-from checker.frontier import Frontier
-from checker.levels import ParentLinks
-from checker.parallel import available
+from checker.search.frontier import Frontier
+from checker.search.levels import ParentLinks
+from checker.search.parallel import available
 
 ROOT = Path(__file__).resolve().parents[1]
 MASK = (1 << 64) - 1

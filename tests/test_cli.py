@@ -16,6 +16,7 @@ if str(ROOT) not in sys.path:
 
 import model  # noqa: E402
 from checker import cli  # noqa: E402
+from checker.cli import check as cli_check, commands as cli_commands  # noqa: E402
 from checker.config import ConfigError, load_config  # noqa: E402
 
 JSON_FIELDS = {"model", "variant", "config", "result", "distinct_states", "states_generated", "depth",
@@ -97,7 +98,7 @@ def test_strict(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_interrupt_prints_partial_stats(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    real = cli.explore
+    real = cli_check.explore
 
     def interrupted(model: Any, **kwargs: Any) -> Any:
         def stop(_: Any) -> None:
@@ -105,7 +106,7 @@ def test_interrupt_prints_partial_stats(capsys: pytest.CaptureFixture[str], monk
 
         return real(model, max_states=kwargs.get("max_states"), progress=stop, progress_every=0)
 
-    monkeypatch.setattr(cli, "explore", interrupted)
+    monkeypatch.setattr(cli_check, "explore", interrupted)
     code, out, _ = run(capsys, "check", "--model", "toy", "--set", "k=50")
     assert code == 3
     assert "result:           incomplete (interrupted)" in out
@@ -238,7 +239,7 @@ def test_list_text_skips_broken_model(capsys: pytest.CaptureFixture[str], monkey
 
 def test_commands_table_extends_with_one_line(capsys: pytest.CaptureFixture[str],
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(cli.COMMANDS, "ghost", cli.Command.from_module("checker.ghost_command", "not there"))
+    monkeypatch.setitem(cli_commands.COMMANDS, "ghost", cli_commands.Command.from_module("checker.ghost_command", "not there"))
     code, out, err = run(capsys, "ghost")
     assert_one_line_error(code, out, err, "cannot import checker.ghost_command")
     code, out, err = run(capsys, "check", "--model", "toy", "--quiet", "--json")

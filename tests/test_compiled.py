@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from checker.walks import code_digest
+from checker.walks.walker import code_digest
 from model import compiled
 
 ROOT = Path(__file__).resolve().parents[1]
 HOT = ["model.replication.model", "model.replication.broker_actions", "model.kraft.model", "model.kraft.client",
-       "checker.bfs", "checker.parallel", "checker.walks"]
+       "checker.search.bfs", "checker.search.parallel", "checker.walks.walker"]
 
 
 def _pure_env() -> dict[str, str]:
@@ -103,13 +103,13 @@ def test_the_walk_code_digest_reads_the_source_of_compiled_modules() -> None:
     """Spark executors compare it with the driver's: it must not depend on being compiled."""
     assert "model.replication.model" in compiled.in_use() or not compiled.in_use()
     here = code_digest("model.replication")
-    there = subprocess.run([sys.executable, "-c", "from checker.walks import code_digest; "
+    there = subprocess.run([sys.executable, "-c", "from checker.walks.walker import code_digest; "
                             "print(code_digest('model.replication'))"], capture_output=True, text=True,
                            env=_pure_env(), check=True).stdout.strip()
     assert here == there
 
 
 def test_source_of_a_compiled_module_is_its_python() -> None:
-    from checker.mutation.imports import source_of
+    from checker.gate.mutation.imports import source_of
 
     assert source_of("model.replication.controller") == (ROOT / "model/replication/controller.py").read_text()

@@ -213,11 +213,23 @@ def test_a_follower_that_voted_for_itself_restarts_as_follower_in_the_jars(class
     assert out.difference.keys["node2.role"] == ("Candidate", "Follower") and out.known == FOLLOWER_VOTE
 
 
+def test_an_observer_restarting_as_follower_is_reported_as_the_documented_gap(classpath):
+    """Simulation seed 3007 (depth 30): a lost disk's observer follows the leader, restarts, and comes
+    back in the code as its Follower, where the model brings it back Unattached. Trace validation
+    names that gap (OBSERVER_RESTART) instead of failing, and counts nothing else as known."""
+    from checker.conform import kraft as K
+    from checker.conform import kraft_sim
+
+    sim = kraft_sim.simulate("no-pre-vote", runs=1, depth=30, seed=3007)
+    assert sim["first_invalid"] is None and sim["known"] == {K.OBSERVER_RESTART: 1}
+
+
 def test_simulations_of_the_real_nodes_replay_as_model_behaviours(classpath, tmp_path):
     """The other direction: real nodes under seeded random simulations, each recorded (observed
     variables only) and checked by the model; the written traces pass `kcheck replay`, and a
     trace whose step the model does not allow is invalid."""
-    from checker import cli, itf
+    from checker import cli
+    from checker.traces import itf
     from checker.conform import kraft_sim
 
     sim = kraft_sim.simulate("no-pre-vote", runs=12, depth=25, seed=40, out_dir=str(tmp_path))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from checker import itf
+from checker.traces import itf
 from checker.config import load_config
 from checker.conform.adapter import compare
 
@@ -77,8 +77,8 @@ def run(model: Any, adapter: Any, behaviour: Any) -> Outcome:
 
 
 def swarm_walk(model: Any, seed: int, depth: int) -> Any:
-    """A seeded swarm walk: each action kind on (weight in [0.1, 1)) or off, as checker.walks does."""
-    from checker.walks import swarm_weights
+    """A seeded swarm walk: each action kind on (weight in [0.1, 1)) or off, as checker.walks.walker does."""
+    from checker.walks.walker import swarm_weights
     rng = random.Random(seed)
     weights = swarm_weights(model, rng)
     s = model.init_states()[0]

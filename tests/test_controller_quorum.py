@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from checker.bfs import explore
+from checker.search.run import explore
 from checker.config import load_config
-from checker.schedule import replay_schedule
+from checker.search.schedule import replay_schedule
 from model.replication import actions as A
 from model.replication.state import AP_ERRORS, State
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from checker import plugin
-from checker.cli import build_parser
+from checker.cli.commands import build_parser
 from checker.config import load_config, load_definition
 from tests.test_change_doc import files as change_doc_files
 

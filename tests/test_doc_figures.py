@@ -59,7 +59,7 @@ def test_the_gate_pages_count_the_gate_files_rows() -> None:
     from collections import Counter
 
     from checker import cli
-    from checker.gate import load_gate
+    from checker.gate.gate import load_gate
 
     rows = load_gate(ROOT / "spec" / "gate.toml")
     per_model = Counter(r.model for r in rows)
@@ -68,13 +68,13 @@ def test_the_gate_pages_count_the_gate_files_rows() -> None:
             f" {per_model['kraft']} of kraft;") in page
     assert f"Whole gate, all {len(rows)} rows" in (ROOT / "spec" / "variants.md").read_text()
     synopsis = page.split("```", 2)[1]
-    options = [a.option_strings[0] for a in cli.build_parser("gate")._subparsers._group_actions[0]  # type: ignore
+    options = [a.option_strings[0] for a in cli.commands.build_parser("gate")._subparsers._group_actions[0]  # type: ignore
                .choices["gate"]._actions if a.option_strings and a.option_strings[0] != "-h"]
     assert options and all(o in synopsis for o in options), [o for o in options if o not in synopsis]
 
 
 def test_mutate_md_counts_the_mutants_there_are() -> None:
-    from checker.mutation.analysis import all_mutants, target_of
+    from checker.gate.mutation.analysis import all_mutants, target_of
 
     kraft, replication = (len(all_mutants(target_of(m))) for m in ("kraft", "replication"))
     text = " ".join((ROOT / "docs" / "mutate.md").read_text().split())

@@ -1,6 +1,6 @@
 """Before a long `kcheck check`: how long it is expected to take and how to get a verdict in
 seconds; in its progress lines, an estimate of the work left. The whole-run counts they rest on
-(checker/expected.py) are those of the spec's and docs' tables, and are what a whole run finds."""
+(checker/search/expected.py) are those of the spec's and docs' tables, and are what a whole run finds."""
 from __future__ import annotations
 
 import io
@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from checker import cli
-from checker.bfs import Progress
-from checker.expected import RATE, WHOLE_RUN
+from checker.cli import options
+from checker.search.common import Progress
+from checker.search.expected import RATE, WHOLE_RUN
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,8 +82,8 @@ def test_nothing_is_announced_that_is_not_known_or_not_long(capsys: pytest.Captu
 
 def test_the_progress_line_estimates_the_work_left_and_says_it_is_an_estimate() -> None:
     out = io.StringIO()
-    cli.progress_printer(out, 1_000_000)(Progress(250_000, 900_000, 20, 5_000, 50.0))
+    options.progress_printer(out, 1_000_000)(Progress(250_000, 900_000, 20, 5_000, 50.0))
     assert out.getvalue().endswith(", 25% of 1,000,000 states, about 2 min left (estimate)\n"), out.getvalue()
     plain = io.StringIO()
-    cli.progress_printer(plain)(Progress(250_000, 900_000, 20, 5_000, 50.0))
+    options.progress_printer(plain)(Progress(250_000, 900_000, 20, 5_000, 50.0))
     assert plain.getvalue().endswith("5,000 states/s, 50s\n")

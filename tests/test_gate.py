@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from checker import cli, gate  # noqa: E402
+from checker import cli
+from checker.gate import gate  # noqa: E402
 from checker.config import load_definition  # noqa: E402
 
 SMALL = ('preset = "smoke"\n'
@@ -274,7 +275,7 @@ def test_missing_default_gate_file_names_the_path(monkeypatch: pytest.MonkeyPatc
 
 
 def test_write_traces_then_traces_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("checker.itf")
+    pytest.importorskip("checker.traces.itf")
     path = str(write(tmp_path, GOOD))
     traces = tmp_path / "traces"
     code, _, err = run(capsys, path, "--write-traces", str(traces))
@@ -328,7 +329,7 @@ def test_write_traces_then_traces_round_trip(tmp_path: Path, capsys: pytest.Capt
 
 def test_two_bug_rows_of_one_variant_cannot_share_a_trace_file(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("checker.itf")
+    pytest.importorskip("checker.traces.itf")
     other = ('[[row]]\nname = "R12-smoke-3"\nmodel = "replication"\nvariant = "hw-ignores-min-isr"\n'
              'expect = "candidate_completeness"\npreset = "smoke"\n'
              'set = {min_insync_replicas = 2, losses = 0, fences = 0, lossy_crashes = 0, max_in_flight = 1, brokers = 3}\n')
@@ -382,16 +383,16 @@ def test_ci_runs_the_gate_as_documented() -> None:
 
 def test_a_row_whose_model_raises_fails_alone(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    import checker.bfs
+    import checker.search.run
 
-    real = checker.bfs.explore
+    real = checker.search.run.explore
 
     def explore(model: Any, **kwargs: Any) -> Any:
         if model.name == "kraft":
             raise RuntimeError("model bug\nsecond line")
         return real(model, **kwargs)
 
-    monkeypatch.setattr(checker.bfs, "explore", explore)
+    monkeypatch.setattr(checker.search.run, "explore", explore)
     code, report = run_json(capsys, str(write(tmp_path, HOLDS_ROWS)))
     assert code == 1
     assert [(r["outcome"], r["passed"]) for r in report["rows"]] == [("ok", True), ("error", False)]
@@ -400,12 +401,12 @@ def test_a_row_whose_model_raises_fails_alone(monkeypatch: pytest.MonkeyPatch, t
 
 def test_interrupted_is_exit_3_without_a_report_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    import checker.bfs
+    import checker.search.run
 
     def explore(model: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(checker.bfs, "explore", explore)
+    monkeypatch.setattr(checker.search.run, "explore", explore)
     md = tmp_path / "gate.md"
     code, out, err = run(capsys, str(write(tmp_path, HOLDS_ROWS)), "--markdown", str(md))
     assert code == 3 and out == "" and not md.exists()  # the row cut short is not reported as a result
@@ -495,7 +496,7 @@ def test_html_dir_draws_each_passing_bug_row(capsys: pytest.CaptureFixture[str],
     assert "candidate_completeness" in text and "<script src" not in text
 
 
-# --- schedule rows (checker/schedule.py) -------------------------------------------------------
+# --- schedule rows (checker/search/schedule.py) -------------------------------------------------------
 
 # K5 as a schedule (four voters, 31 steps): leader 0 of epoch 1 removes 3 before its HW, leader 2
 # of epoch 2 (votes of 1, 3) removes 0 and commits that with 3, and 0 wins epoch 3 with 1's vote.
@@ -601,7 +602,7 @@ def test_a_bug_schedule_row_needs_kafka_4_1_on_the_same_schedule(tmp_path: Path,
     assert code == 2 and "has no kafka-4.1 \"holds\" row" in err and "and the same schedule" in err
 
 
-# --- round rows (checker/rounds.py) ---------------------------------------------------------------
+# --- round rows (checker/search/rounds.py) ---------------------------------------------------------------
 
 def round_row(name: str, variant: str, expect: str, rounds: int, extra: str = "") -> str:
     return (f'[[row]]\nname = "{name}"\nmodel = "kraft"\nvariant = "{variant}"\npreset = "disk-loss"\n'

@@ -1,4 +1,4 @@
-"""`kcheck graph`: the state graph through networkx (checker/graph_export.py)."""
+"""`kcheck graph`: the state graph through networkx (checker/view/graph_export.py)."""
 from __future__ import annotations
 
 import json
@@ -7,10 +7,10 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from checker.bfs import explore
-from checker.cli import main
+from checker.search.run import explore
+from checker.cli.commands import main
 from checker.config import load_config
-from checker.graph_export import explore_graph
+from checker.view.graph_export import explore_graph
 
 
 def test_the_graph_has_every_state_and_step_bfs_explores(tmp_path: Path, capsys: pytest.CaptureFixture[str]):

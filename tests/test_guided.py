@@ -1,4 +1,4 @@
-"""Guided simulation (checker.guided, `kcheck simulate --guided`): round 0 is the plain walks,
+"""Guided simulation (checker.walks.guided, `kcheck simulate --guided`): round 0 is the plain walks,
 rounds are the same however walks are split (processes, partitions, local or Spark), the corpus
 is a pure function of the merged cells, guided counterexamples replay from an initial state and
 shrink, and guided mode reaches a violation that plain walks of the same budget miss."""
@@ -19,13 +19,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import model  # noqa: E402
-from checker.cli import main  # noqa: E402
+from checker.cli.commands import main  # noqa: E402
 from checker.config import load_config  # noqa: E402
-from checker.guided import Abstraction, Archive, run_guided  # noqa: E402
-from checker.shrink import shrink_walk  # noqa: E402
-from checker.simulate import run_local  # noqa: E402
-from checker.bfs import state_fingerprint  # noqa: E402
-from checker.walks import ModelSpec, RoundPlan, Start, Summary, replay, summarize, walk_ids_of_part  # noqa: E402
+from checker.walks.guided import Abstraction, Archive, run_guided  # noqa: E402
+from checker.walks.shrink import shrink_walk  # noqa: E402
+from checker.walks.simulate import run_local  # noqa: E402
+from checker.fingerprint import state_fingerprint  # noqa: E402
+from checker.walks.walker import ModelSpec, RoundPlan, Start, Summary, replay, summarize, walk_ids_of_part  # noqa: E402
 from model.interface import always  # noqa: E402
 from tests.toymodel import ToyModel  # noqa: E402
 
@@ -71,7 +71,7 @@ def test_a_walk_from_a_corpus_entry_replays_from_an_initial_state() -> None:
     assert key[0] == len(path) > 0 and count >= 1
     entry = Start(init_index, tuple(path))
     plan = RoundPlan(1, 30, (entry,))
-    from checker.walks import Walker
+    from checker.walks.walker import Walker
 
     walker = Walker(m)
     for w in range(30, 40):
@@ -146,7 +146,7 @@ def test_novelty_archives_every_reachable_state_and_paths_replay() -> None:
 def test_novelty_walk_prefers_new_states() -> None:
     """A novelty walk never steps into a state it was told is known while a new one is enabled,
     and stops ("known") where nothing new is."""
-    from checker.walks import Walker
+    from checker.walks.walker import Walker
 
     m = ModelSpec.of("toy", {"k": 3, "limit": 1000}, "default").build()
     fp = state_fingerprint(m)
@@ -212,7 +212,7 @@ def test_model_abstractions_are_pure_plain_and_coarse(name: str, preset: str) ->
     config = load_config(model=name, preset=preset)
     m, other = config.build(), config.build()
     states, cells = set(), set()
-    from checker.walks import walks as run_walks
+    from checker.walks.walker import walks as run_walks
 
     for r in run_walks(m, 0, range(60), 25, swarm=True, keep_fingerprints=False):
         for _, state in replay(m, r.init_index, r.actions):
@@ -260,7 +260,7 @@ def test_guided_process_pool_gives_the_single_process_result(capsys) -> None:
 
 
 def test_guided_on_spark_equals_local(spark) -> None:
-    from checker.spark_engine import count_distinct, run_spark
+    from checker.walks.spark import count_distinct, run_spark
 
     sc = spark.sparkContext
     results = []
@@ -277,7 +277,7 @@ def test_guided_on_spark_equals_local(spark) -> None:
 
 def test_guided_state_cells_on_spark_equal_local(spark) -> None:
     """The state-cells flag reaches the executors with the round plan: Spark's rounds are the local ones."""
-    from checker.spark_engine import run_spark
+    from checker.walks.spark import run_spark
 
     sc = spark.sparkContext
     remote = run_guided(lambda plan, n: run_spark(sc, SMOKE_SPEC, 5, n, 6, swarm=True, partitions=3, plan=plan,
@@ -501,7 +501,7 @@ def _rerun(m, report: dict, walk_id: int):
     def run_round(plan: RoundPlan, n: int) -> Summary:
         s = summarize(m, report["seed"], range(n), report["depth"], report["swarm"], plan=plan)
         if plan.first_id <= walk_id < plan.first_id + n:
-            from checker.walks import Walker
+            from checker.walks.walker import Walker
 
             found["walk"] = Walker(m).walk(report["seed"], walk_id, report["depth"], report["swarm"],
                                            plan.start(report["seed"], walk_id), {})

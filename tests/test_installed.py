@@ -66,7 +66,7 @@ def test_the_pages_come_with_the_package(installed: Path, tmp_path: Path) -> Non
     p = _kcheck(installed, tmp_path, "render", str(trace), "--html", "k8.html")
     assert p.returncode == 0, p.stderr
     assert "isolated_leader_resigns" in (tmp_path / "k8.html").read_text()
-    code = ("import urllib.request; from checker.config import load_config; from checker.explore import start_in_thread;"
+    code = ("import urllib.request; from checker.config import load_config; from checker.view.explore import start_in_thread;"
             " s, url = start_in_thread(load_config(model='kraft', preset='smoke'));"
             " print(urllib.request.urlopen(url, timeout=30).read().decode()[:300]); s.shutdown()")
     p = subprocess.run([str(installed), "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)

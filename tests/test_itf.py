@@ -1,4 +1,4 @@
-"""checker.itf: ITF encoding and decoding, stable text, validation of files."""
+"""checker.traces.itf: ITF encoding and decoding, stable text, validation of files."""
 from __future__ import annotations
 
 import json
@@ -13,9 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from checker import itf  # noqa: E402
+from checker.traces import itf  # noqa: E402
 from checker.config import ConfigError, load_config  # noqa: E402
-from checker.render import render_text  # noqa: E402
+from checker.traces.render import render_text  # noqa: E402
 
 
 def walk(model: Any, steps: int, seed: int) -> list[tuple[Any, Any]]:

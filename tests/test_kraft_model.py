@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import model
-from checker.bfs import explore
-from checker.gate import default_gate_file, load_gate
+from checker.search.run import explore
+from checker.gate.gate import default_gate_file, load_gate
 from model.interface import action_name, always
 from model.kraft import actions as A
 from model.kraft.properties import state_sanity

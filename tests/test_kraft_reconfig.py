@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import model
-from checker.bfs import explore
+from checker.search.run import explore
 from model.kraft import actions as A
 from model.kraft import rules
 from model.kraft.properties import leader_completeness
@@ -226,7 +226,7 @@ def test_k6_a_leader_serving_only_voters_stalls_a_removed_voter(capsys: pytest.C
     observer now, is refused its fetches forever: the liveness pass finds the lasso."""
     import json
 
-    from checker.cli import main
+    from checker.cli.commands import main
 
     r = explore(build(variant="fetch-only-from-voters"), workers=1)
     assert r.result == "ok" and "voter_added" in r.unreached, "no observer catches up, so none is added"

@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from checker.cli import main  # noqa: E402
-from checker.liveness import (  # noqa: E402
+from checker.cli.commands import main  # noqa: E402
+from checker.search.liveness import (  # noqa: E402
     OK, UNREACHED, VIOLATION, build_graph, check_liveness, components, unfair_in_cycle,
 )
 from model.interface import (  # noqa: E402
@@ -407,8 +407,8 @@ def test_a_pass_past_its_state_limit_is_skipped_with_a_warning(capsys):
     # it: the pass stops and is skipped
     import argparse
 
-    from checker.bfs import explore
-    from checker.cli import _liveness_pass
+    from checker.search.run import explore
+    from checker.cli.check import _liveness_pass
     from checker.config import load_config
 
     model = load_config(model="kraft", preset="isolated-leader").build()

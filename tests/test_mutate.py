@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import model
-from checker.cli import main
-from checker.mutation.operators import OPERATORS, Probe, mutants, transform
+from checker.cli.commands import main
+from checker.gate.mutation.operators import OPERATORS, Probe, mutants, transform
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -366,7 +366,7 @@ def test_a_search_that_outgrows_the_row_is_undecided_not_killed(toy: None, monke
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """The gate has no state cap: a mutant whose search outgrows BLOWUP x Kafka 4.1's states is not
     a mistake the gate notices, only one it takes longer over. It ends as "budget" (undecided)."""
-    from checker.mutation import analysis
+    from checker.gate.mutation import analysis
 
     monkeypatch.setattr(analysis, "BLOWUP", 1)
     monkeypatch.setattr(analysis, "SLACK", -4)  # a cap of 5 states on the 9 of toy's tight preset
@@ -392,9 +392,9 @@ def test_the_liveness_pass_is_not_held_to_the_safety_cap(capsys: pytest.CaptureF
 @pytest.mark.parametrize("model", ["replication", "kraft"])
 def test_every_shipped_judgement_names_a_current_mutant(model: str) -> None:
     """A judgement whose mutant is gone or changed is not applied: the shipped file has none."""
-    from checker.mutation import judgements as J
-    from checker.mutation.analysis import all_mutants, target_of
-    from checker.mutation.imports import package_of
+    from checker.gate.mutation import judgements as J
+    from checker.gate.mutation.analysis import all_mutants, target_of
+    from checker.gate.mutation.imports import package_of
 
     mutants = {m.id: m for m in all_mutants(target_of(model))}
     applied, stale = J.match(J.load(ROOT / "spec" / "mutants.toml"), mutants, package_of(model))
@@ -407,7 +407,7 @@ def test_every_recorded_kill_names_the_mutant_it_killed(model: str) -> None:
     the code moved) would make the CI replay judge the wrong mutant: each killed entry of the
     baseline names a current mutant with its change and source line, or one that no longer
     exists as recorded (then the replay skips it as changed)."""
-    from checker.mutation.analysis import all_mutants, target_of
+    from checker.gate.mutation.analysis import all_mutants, target_of
 
     mutants = {m.id: m for m in all_mutants(target_of(model))}
     report = json.loads((ROOT / "spec" / "kills" / f"{model}.json").read_text())
@@ -424,7 +424,7 @@ def _tally(model: str) -> tuple[int, int]:
     applied: (killed, denominator). Runs cover different rows, so a mutant's fate is the strongest
     any run gives it (a kill on one row is a kill; "unchanged" only if no run told it apart; a run
     stopped early counts for the rows it ran)."""
-    from checker.mutation import judgements as J
+    from checker.gate.mutation import judgements as J
 
     strength = ("not-executed", "unchanged", "same-states", "budget", "survived", "availability", "killed")
     fates: dict[str, str] = {}

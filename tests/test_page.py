@@ -1,4 +1,4 @@
-"""`kcheck render` and `--html`: a counterexample as one self-contained HTML page (checker/page.py),
+"""`kcheck render` and `--html`: a counterexample as one self-contained HTML page (checker/view/page.py),
 checked as data and, where Chromium is installed, in the browser (tests/browser.py)."""
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ for path in (ROOT, ROOT / "tests"):
         sys.path.insert(0, str(path))
 
 from browser import Browser, find_chromium  # noqa: E402
-from checker import itf  # noqa: E402
-from checker.cli import main  # noqa: E402
-from checker.page import page_data, parse_action  # noqa: E402
-from checker.replay import trace_config  # noqa: E402
+from checker.traces import itf  # noqa: E402
+from checker.cli.commands import main  # noqa: E402
+from checker.view.page import page_data, parse_action  # noqa: E402
+from checker.traces.replay import trace_config  # noqa: E402
 
 TRACES = ROOT / "traces"
 K8 = TRACES / "kraft" / "no-check-quorum.itf.json"
@@ -205,7 +205,7 @@ def test_the_doc_commands_run(capsys, tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def explorer():
     from checker.config import load_config
-    from checker.explore import start_in_thread
+    from checker.view.explore import start_in_thread
 
     server, url = start_in_thread(load_config(model="replication", variant="truncate-to-hw", preset="default"))
     yield url

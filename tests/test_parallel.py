@@ -1,13 +1,13 @@
-"""The multi-process BFS (checker.parallel) gives what the one-process BFS gives: the same counts,
+"""The multi-process BFS (checker.search.parallel) gives what the one-process BFS gives: the same counts,
 coverage, depth and levels at which sometimes-properties are reached, a counterexample just as
 short, and the same `--max-states` semantics."""
 from __future__ import annotations
 
 import pytest
 
-from checker.bfs import explore
+from checker.search.run import explore
 from checker.config import load_config
-from checker.parallel import available
+from checker.search.parallel import available
 from model import definition
 from tests.test_bfs import NO_LIMIT, toy
 
@@ -24,7 +24,7 @@ def _same(a, b) -> None:
 @pytest.mark.parametrize("workers", [2, 3])
 @pytest.mark.parametrize("chunk", [1, 7, 4096])
 def test_toy_space_is_the_same_on_several_workers(workers: int, chunk: int) -> None:
-    from checker.parallel import explore_parallel
+    from checker.search.parallel import explore_parallel
 
     one = explore(toy(12))
     many = explore_parallel(toy(12), workers=workers, chunk=chunk)

@@ -306,8 +306,8 @@ def test_a_mutant_runs_with_a_plugin_rows_properties(tmp_path):
     plugin gets the mutated decision and the plugin's property (its author's invariant judges too)."""
     import ast
 
-    from checker.gate import load_gate
-    from checker.mutation.imports import changed, source_of
+    from checker.gate.gate import load_gate
+    from checker.gate.mutation.imports import changed, source_of
 
     _write(tmp_path, "hw_quorum.py", QUORUM)
     gate = _write(tmp_path, "gate.toml", '[[row]]\nname = "k"\nmodel = "replication"\nvariant = "kafka-4.1"\n'
@@ -317,6 +317,6 @@ def test_a_mutant_runs_with_a_plugin_rows_properties(tmp_path):
     with changed("replication", {"model.replication.partition": ast.parse(frozen)}):
         built = row.run_config().build()
         assert "acked_on_min_isr" in [p.name for p in built.properties]
-        from checker.bfs import explore
+        from checker.search.run import explore
 
         assert "record_acked" in explore(built, max_states=100_000).unreached  # the HW never moves

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from checker import cli, heartbeat, itf, stop
-from checker.bfs import explore
+from checker import cli, heartbeat, stop
+from checker.traces import itf
+from checker.search.run import explore
 from checker.config import load_config
-from checker.replay import replay
+from checker.traces.replay import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""`kcheck prove` and the induction/BMC engines over the KRaft encoding (checker/symbolic/).
+"""`kcheck prove` and the induction/BMC engines over the KRaft encoding (checker/proofs/).
 
 The induction tests check what a proof rests on: Init and Inv are satisfiable together (else
 every proof is vacuous), every action is enabled in some Inv state, the bug variants break a
@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 import z3
 
-from checker import itf
-from checker.cli import main
+from checker.traces import itf
+from checker.cli.commands import main
 from checker.config import load_config
-from checker.symbolic import kraft_inv
-from checker.symbolic.bmc import bmc
-from checker.symbolic.induction import CTI, PROVED, conjuncts_for, formula, preserves, prove, representatives
-from checker.symbolic.kraft_next import Ctx, step
-from checker.symbolic.kraft_state import fresh, init_constraint
+from checker.proofs import kraft_inv
+from checker.proofs.bmc import bmc
+from checker.proofs.induction import CTI, PROVED, conjuncts_for, formula, preserves, prove, representatives
+from checker.proofs.kraft_next import Ctx, step
+from checker.proofs.kraft_state import fresh, init_constraint
 from model.kraft import actions as A
 from model.kraft.params import Params
 from model.kraft.rules import LEADER
@@ -90,7 +90,7 @@ def test_an_enabledness_timeout_is_unknown_not_never_enabled(monkeypatch):
     unchecked: the result is unknown, not proved with the action listed as never enabled.
     (A CI run caught this: with a 1 ms timeout the enabledness query timed out and the proof
     was reported proved.) The timeout is forced so the test does not depend on timing."""
-    from checker.symbolic import induction
+    from checker.proofs import induction
 
     ctx, _ = ctx_of("smoke")
     action = A.HandleVoteResponse(0, 1)
@@ -218,7 +218,7 @@ def _mentions(term, names, seen):
 def test_no_guard_or_effect_reads_a_ghost():
     """Ghosts (vote history, epoch logs, acknowledgements, vote snapshots) exist only in Z3:
     no action's guard, nor any non-ghost variable after it, depends on one."""
-    from checker.symbolic.kraft_state import GHOSTS, key_name
+    from checker.proofs.kraft_state import GHOSTS, key_name
 
     ctx, _ = ctx_of("default")
     s = fresh(ctx.layout, "s_")
@@ -233,10 +233,10 @@ def test_no_guard_or_effect_reads_a_ghost():
                 assert not _mentions(v, ghosts, seen), (a, key)
 
 
-# --- the replication encoding (checker/symbolic/replication_*.py) ----------------------------------
+# --- the replication encoding (checker/proofs/replication_*.py) ----------------------------------
 
-from checker.symbolic import replication_inv  # noqa: E402
-from checker.symbolic import replication_next as RN  # noqa: E402
+from checker.proofs import replication_inv  # noqa: E402
+from checker.proofs import replication_next as RN  # noqa: E402
 from model.replication import actions as RA  # noqa: E402
 from model.replication.params import Params as RParams  # noqa: E402
 
@@ -482,7 +482,7 @@ def test_cli_replication_refuses_a_configuration_that_enables_elect_leaders(caps
     assert main(["prove", "--model", "replication", "--preset", "last-replica-standing", "--quiet"]) == 2
     assert "has no ElectLeaders" in capsys.readouterr().err
     from checker.config import load_config
-    from checker.prove import _UNENCODED
+    from checker.proofs.prove import _UNENCODED
     off = load_config(model="replication", preset="last-replica-standing",
                       overrides={"preferred_elections": "false"}).build()
     assert set(_UNENCODED["replication"]) <= set(off.disabled_actions())
@@ -512,8 +512,8 @@ def test_every_replication_lemma_holds_on_reachable_states():
     broker is fenced again) that the candidate_completeness proof covers only with a fixed leader
     or not at all, default with three values (where the value and epoch-order lemmas have
     something to say) and epoch-lookup (three leader epochs, the last-known-leader election)."""
-    from checker.symbolic import conformance as C
-    from checker.symbolic.replication_state import fresh as rfresh, matches as rmatches
+    from checker.proofs import conformance as C
+    from checker.proofs.replication_state import fresh as rfresh, matches as rmatches
 
     for preset, sets in (("smoke", {}), ("default", {"values": 3}), ("zombie-leader", {}), ("epoch-lookup", {}),
                          ("stale-fetch", {})):
@@ -602,23 +602,23 @@ def test_the_documented_bmc_of_r12_finds_it_in_3_steps(capsys):
 
 
 # ---------------------------------------------------------------------------------------------
-# An encoding that follows the model (checker/symbolic/checked_against.py)
+# An encoding that follows the model (checker/proofs/checked_against.py)
 
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-from checker.symbolic import checked_against  # noqa: E402
+from checker.proofs import checked_against  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_record_of_what_each_encoding_was_checked_against_is_current():
-    """checker/symbolic/checked_against.json holds the digests of today's model and encoding
-    sources: after a change, run the cross-check and record it (python -m checker.symbolic.checked_against)."""
+    """checker/proofs/checked_against.json holds the digests of today's model and encoding
+    sources: after a change, run the cross-check and record it (python -m checker.proofs.checked_against)."""
     assert checked_against.stale() == [], (
         "the model or encoding sources changed since the encoding was last cross-checked against the model:"
-        " run python -m checker.symbolic.checked_against")
+        " run python -m checker.proofs.checked_against")
 
 
 def test_an_unedited_model_proves_as_recorded(capsys):

@@ -1,5 +1,5 @@
 """`kcheck prove --model kraft --size any`: election safety for every number of voters
-(checker/symbolic/kraft_param.py), the bug variants' counterexamples to induction, the options
+(checker/proofs/kraft_param.py), the bug variants' counterexamples to induction, the options
 refused, and the encoding against the Python model (every model step is a step of it)."""
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from checker.cli import main
+from checker.cli.commands import main
 from checker.config import load_config
-from checker.symbolic import conformance as C
-from checker.symbolic import kraft_param as K
-from checker.symbolic import param_conformance as P
-from checker.symbolic.induction import CTI, PROVED
-from checker.symbolic.kraft_param_inv import SUPPORT
-from checker.symbolic.param_induction import action_names, prove_any
+from checker.proofs import conformance as C
+from checker.proofs import kraft_param as K
+from checker.proofs import param_conformance as P
+from checker.proofs.induction import CTI, PROVED
+from checker.proofs.kraft_param_inv import SUPPORT
+from checker.proofs.param_induction import action_names, prove_any
 from model.kraft.variants import Protocol
 
 
@@ -130,7 +130,7 @@ def test_a_drifted_step_is_caught(monkeypatch):
 def test_spec_proofs_names_every_any_size_lemma():
     from pathlib import Path
 
-    from checker.symbolic.kraft_param_inv import LEMMAS
+    from checker.proofs.kraft_param_inv import LEMMAS
 
     text = (Path(__file__).resolve().parents[1] / "spec" / "proofs.md").read_text()
     assert "## Every cluster size" in text

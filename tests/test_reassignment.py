@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.bfs import explore
+from checker.search.run import explore
 from checker.config import load_config
 from model import definition
 from model.replication import actions as A
@@ -255,7 +255,7 @@ def test_h3_guided_search_finds_a_committed_record_lost_on_three_brokers(capsys)
     (round 39 of 45 since the controller quorum's fields changed the states' hashes, and with
     them the walks' choices; round 7 before): a replica removed into the ELR is added back, the
     leader is fenced, and the re-added replica, with an empty log, is elected from the ELR."""
-    from checker.cli import main
+    from checker.cli.commands import main
 
     code = main(["simulate", "--preset", "reassignment", "--set", "brokers=3", "--set", "min_insync_replicas=3",
                  "--set", "fences=1", "--set", "max_leader_epoch=4", "--set", "max_partition_epoch=6",

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from checker.bfs import explore
+from checker.search.run import explore
 from checker.config import load_config
 from model.replication import actions as A
 from model.replication import broker_actions
@@ -134,7 +134,7 @@ def test_reduced_counterexample_replays_through_next_state() -> None:
 
 
 def test_cli_reports_the_reduction_and_no_reduce_turns_it_off(capsys: pytest.CaptureFixture[str]) -> None:
-    from checker.cli import main
+    from checker.cli.commands import main
 
     runs = {}
     for extra in ([], ["--no-reduce"]):
@@ -192,7 +192,7 @@ def test_the_reduction_keeps_what_the_liveness_pass_reads(preset: str) -> None:
 
 @pytest.mark.parametrize("variant", ("kafka-4.1", "hw-waits-for-ineligible"))
 def test_the_liveness_pass_with_and_without_the_reduction_agree(variant: str) -> None:
-    from checker.liveness import check_liveness
+    from checker.search.liveness import check_liveness
 
     model = build("smoke", variant)
     reduced, full = check_liveness(model), check_liveness(model, reduce=False)

@@ -9,9 +9,10 @@ from typing import Any, Callable
 
 import pytest
 
-from checker import itf, replay
+from checker.traces import itf
+from checker.traces import replay
 from checker.config import load_config
-from checker.render import render_text, witness
+from checker.traces.render import render_text, witness
 from model.kraft.rules import LEADER
 from model.kraft.state import LEADER_CHANGE
 from model.replication.model import _plain

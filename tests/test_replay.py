@@ -1,4 +1,4 @@
-"""`kcheck replay` and checker.replay: valid, invalid, tampered, partial traces; exit codes."""
+"""`kcheck replay` and checker.traces.replay: valid, invalid, tampered, partial traces; exit codes."""
 from __future__ import annotations
 
 import copy
@@ -13,10 +13,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from checker import cli, itf, replay  # noqa: E402
-from checker.bfs import explore  # noqa: E402
+from checker import cli
+from checker.traces import itf
+from checker.traces import replay  # noqa: E402
+from checker.search.run import explore  # noqa: E402
 from checker.config import load_config, load_definition  # noqa: E402
-from checker.render import ABSENT  # noqa: E402
+from checker.traces.render import ABSENT  # noqa: E402
 from tests.test_itf import walk  # noqa: E402
 
 # A bug variant whose counterexample BFS finds in well under a second on this configuration.

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from checker import itf, replay
+from checker.traces import itf
+from checker.traces import replay
 from checker.config import load_config
-from checker.liveness import OK, VIOLATION, check_liveness
+from checker.search.liveness import OK, VIOLATION, check_liveness
 from model.replication import actions as A
 from model.replication import liveness
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.bfs import explore
+from checker.search.run import explore
 from checker.selection import select_invariants
 from checker.config import load_config
 from model import definition
@@ -206,7 +206,7 @@ def test_alter_partition_answer_to_an_older_partition_epoch_is_ignored():
     """Partition.submitAlterPartition applies an answer only while `partitionState` is the very
     PendingPartitionChange it was sent for; the same ISR proposed again at a newer partition
     epoch does not match an answer to the older request."""
-    from checker.symbolic.conformance import sample
+    from checker.proofs.conformance import sample
     from model.replication.broker_actions import handle_alter_partition_response
 
     model = build("smoke")
@@ -230,7 +230,7 @@ def test_max_faults_bounds_every_kind_of_fault_together():
     """`max_faults` counts crashes, fencings of live brokers and lost messages together: with a
     joint budget of 1 on smoke (each kind's own budget 1) no reachable state has two faults, every
     kind of fault still happens, and the space is smaller than without the joint budget."""
-    from checker.bfs import initial_states, successor_function
+    from checker.search.common import initial_states, successor_function
 
     joint = build("smoke", max_faults=1)
     seen, frontier, step = set(), initial_states(joint), successor_function(joint)

@@ -1,4 +1,4 @@
-"""The round search (checker/rounds.py) over the kraft model's rounds (model/kraft/rounds.py), and
+"""The round search (checker/search/rounds.py) over the kraft model's rounds (model/kraft/rounds.py), and
 the symmetry reduction with dynamic voter sets it relies on (model/kraft/symmetry.py)."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import model
-from checker.bfs import explore
-from checker.rounds import NoRounds, round_search
+from checker.search.run import explore
+from checker.search.rounds import NoRounds, round_search
 from model.kraft import actions as A
 from model.kraft.rules import LEADER, VOTERS_BASE
 from model.kraft.symmetry import canonical_key, rename, representative

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.parallel import available
+from checker.search.parallel import available
 from tests.conftest import java_available
 
 ROOT = Path(__file__).resolve().parents[1]

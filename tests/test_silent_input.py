@@ -77,7 +77,7 @@ def test_ascii_values_still_work(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_bigint_takes_ascii_digits_only() -> None:
-    from checker.itf import ItfError, from_itf
+    from checker.traces.itf import ItfError, from_itf
 
     assert from_itf({"#bigint": "-12345678901234567890"}) == -12345678901234567890
     for body in ("\u0663", "1_0", "\uff12"):
@@ -131,7 +131,7 @@ def test_explore_answers_a_bad_content_length_with_a_400(length: str) -> None:
     import http.client
 
     from checker.config import load_config
-    from checker.explore import start_in_thread
+    from checker.view.explore import start_in_thread
 
     server, url = start_in_thread(load_config(model="replication", preset="smoke"))
     try:

@@ -1,4 +1,4 @@
-"""Random walks on Spark (checker.spark_engine): the shared local[2] session (tests/conftest.py),
+"""Random walks on Spark (checker.walks.spark): the shared local[2] session (tests/conftest.py),
 results independent
 of the partition count and equal to the local engine's, and a real standalone cluster (a Master
 and a Worker started here from the installed pyspark) running a simulation submitted by URL."""
@@ -18,9 +18,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import model  # noqa: E402
-from checker.cli import main  # noqa: E402
-from checker.simulate import run_local  # noqa: E402
-from checker.walks import ModelSpec  # noqa: E402
+from checker.cli.commands import main  # noqa: E402
+from checker.walks.simulate import run_local  # noqa: E402
+from checker.walks.walker import ModelSpec  # noqa: E402
 from tests.conftest import standalone_cluster  # noqa: E402
 
 
@@ -47,7 +47,7 @@ def _without_fingerprints(summary):
 
 @pytest.mark.parametrize("swarm", [False, True])
 def test_partitions_do_not_change_the_result(spark, swarm: bool) -> None:
-    from checker.spark_engine import run_spark
+    from checker.walks.spark import run_spark
 
     one = run_spark(spark.sparkContext, TOY, 3, WALKS, DEPTH, swarm=swarm, partitions=1)
     four = run_spark(spark.sparkContext, TOY, 3, WALKS, DEPTH, swarm=swarm, partitions=4)
@@ -56,7 +56,7 @@ def test_partitions_do_not_change_the_result(spark, swarm: bool) -> None:
 
 
 def test_local_engine_equals_spark_engine(spark) -> None:
-    from checker.spark_engine import run_spark
+    from checker.walks.spark import run_spark
 
     remote, distinct = run_spark(spark.sparkContext, TOY, 5, WALKS, DEPTH, partitions=3)
     local, local_distinct = run_local(TOY, 5, WALKS, DEPTH)
@@ -66,7 +66,7 @@ def test_local_engine_equals_spark_engine(spark) -> None:
 
 def test_hyperloglog_on_spark_equals_local(spark) -> None:
     """Per-partition sketches merged on the driver: the same registers as one local sketch."""
-    from checker.spark_engine import run_spark
+    from checker.walks.spark import run_spark
 
     big = ModelSpec("toy", (("k", 40), ("limit", 1000)), "kafka-4.1", "tests.toymodel")
     remote, estimate = run_spark(spark.sparkContext, big, 2, 300, 60, partitions=4, distinct="hll")
@@ -78,7 +78,7 @@ def test_hyperloglog_on_spark_equals_local(spark) -> None:
 def test_replication_on_spark_equals_local(spark) -> None:
     """The replication model (smallest preset, swarm) on 4 partitions: the local engine's result."""
     from checker.config import load_config
-    from checker.spark_engine import run_spark
+    from checker.walks.spark import run_spark
 
     rc = load_config(model="replication", preset="smoke")
     spec = ModelSpec.of(rc.model, rc.config, rc.variant)
@@ -114,7 +114,7 @@ import sys
 sys.path.insert(0, {root!r})
 import model
 model.MODELS["toy"] = "tests.toymodel"
-from checker.cli import main
+from checker.cli.commands import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -152,10 +152,10 @@ def _figures(r) -> tuple:
 
 @pytest.mark.parametrize("name,variant", [("kraft", "kafka-4.1"), ("replication", "hw-without-maximal-isr")])
 def test_the_spark_search_finds_what_the_local_one_finds(spark, name: str, variant: str, tmp_path: Path) -> None:
-    from checker.bfs import explore
+    from checker.search.run import explore
     from checker.config import load_config
-    from checker.spark_bfs import explore_spark
-    from checker.walks import ModelSpec
+    from checker.search.spark_bfs import explore_spark
+    from checker.walks.walker import ModelSpec
 
     rc = load_config(model=name, variant=variant, preset="smoke")
     local = explore(rc.build())
@@ -170,8 +170,8 @@ def test_the_spark_search_finds_what_the_local_one_finds(spark, name: str, varia
 
 def test_the_spark_search_does_not_depend_on_the_partition_count(spark) -> None:
     from checker.config import load_config
-    from checker.spark_bfs import explore_spark
-    from checker.walks import ModelSpec
+    from checker.search.spark_bfs import explore_spark
+    from checker.walks.walker import ModelSpec
 
     rc = load_config(model="kraft", variant="no-pre-vote", preset="smoke")
     spec = ModelSpec.of(rc.model, rc.config, rc.variant)

@@ -1,4 +1,4 @@
-"""The KRaft Z3 encoding (checker/symbolic/) against the Python model: every transition the
+"""The KRaft Z3 encoding (checker/proofs/) against the Python model: every transition the
 model takes satisfies the symbolic relation, and the symbolic successors of a state, enumerated
 as Z3 models with blocking clauses, are exactly the model's. A drifted encoding fails here."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ import pytest
 import z3
 
 from checker.config import load_config
-from checker.symbolic import conformance as C
-from checker.symbolic import kraft_next
-from checker.symbolic.kraft_next import Ctx
+from checker.proofs import conformance as C
+from checker.proofs import kraft_next
+from checker.proofs.kraft_next import Ctx
 from model.kraft import actions as A
 from model.kraft.params import Params
 
@@ -109,7 +109,7 @@ def test_variants_conform(preset, variant):
 
 
 def test_the_cross_check_prove_runs_on_an_edited_model_passes_on_this_one():
-    """checker.symbolic.conformance.cross_check, which `kcheck prove` runs when the model's sources
+    """checker.proofs.conformance.cross_check, which `kcheck prove` runs when the model's sources
     are not those the encoding was last checked against: on the unedited model the two agree, on a
     sample that takes the elections, the replication and the faults."""
     r = C.cross_check("kraft")

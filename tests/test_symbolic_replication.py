@@ -1,4 +1,4 @@
-"""The replication Z3 encoding (checker/symbolic/replication_*.py) against the Python model: every
+"""The replication Z3 encoding (checker/proofs/replication_*.py) against the Python model: every
 transition the model takes satisfies the symbolic relation, and the symbolic successors of a
 state, enumerated as Z3 models with blocking clauses, are exactly the model's. A drifted
 encoding fails here (one test drifts it on purpose)."""
@@ -8,10 +8,10 @@ import pytest
 import z3
 
 from checker.config import load_config
-from checker.symbolic import conformance as C
-from checker.symbolic import replication_next as N
-from checker.symbolic.replication_next import Ctx
-from checker.symbolic.replication_state import decode, fresh, init_constraint, matches
+from checker.proofs import conformance as C
+from checker.proofs import replication_next as N
+from checker.proofs.replication_next import Ctx
+from checker.proofs.replication_state import decode, fresh, init_constraint, matches
 from model.replication import actions as A
 from model.replication.params import Params
 
@@ -155,9 +155,9 @@ def test_the_joint_fault_budget_conforms():
     assert r.failures == [] and r.states >= 5
 
 
-@pytest.mark.slow  # about 2.5 CPU minutes; `python -m checker.symbolic.checked_against` runs it on every change
+@pytest.mark.slow  # about 2.5 CPU minutes; `python -m checker.proofs.checked_against` runs it on every change
 def test_the_cross_check_prove_runs_on_an_edited_model_passes_on_this_one():
-    """checker.symbolic.conformance.cross_check, which `kcheck prove` runs when the model's sources
+    """checker.proofs.conformance.cross_check, which `kcheck prove` runs when the model's sources
     are not those the encoding was last checked against, agrees on the unedited model."""
     r = C.cross_check("replication")
     assert r.passed, r.first

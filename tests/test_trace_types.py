@@ -12,7 +12,7 @@ import pytest
 
 from checker import cli
 from checker.config import load_config
-from checker.replay import type_error
+from checker.traces.replay import type_error
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT / "traces" / "replication" / "unclean-election.itf.json"

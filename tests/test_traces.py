@@ -15,7 +15,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import model as registry  # noqa: E402
-from checker import itf, replay  # noqa: E402
+from checker.traces import itf
+from checker.traces import replay  # noqa: E402
 from checker.config import load_definition  # noqa: E402
 
 TRACES = ROOT / "traces"

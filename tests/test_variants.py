@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.bfs import explore
+from checker.search.run import explore
 from checker.config import ConfigError, load_config, load_definition
 from checker.selection import select_invariants
 from model.replication.variants import Rules

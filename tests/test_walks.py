@@ -1,4 +1,4 @@
-"""Random walks (checker.walks), shrinking (checker.shrink) and `kcheck simulate --engine local`
+"""Random walks (checker.walks.walker), shrinking (checker.walks.shrink) and `kcheck simulate --engine local`
 on the toy model: determinism, independence from how walk ids are split, shrinking to the
 BFS-shortest length, swarm weights."""
 from __future__ import annotations
@@ -15,11 +15,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import model  # noqa: E402
-from checker.bfs import explore  # noqa: E402
-from checker.cli import main  # noqa: E402
-from checker.shrink import bounded_bfs, shrink, shrink_walk  # noqa: E402
-from checker.simulate import run_local  # noqa: E402
-from checker.walks import (  # noqa: E402
+from checker.search.run import explore  # noqa: E402
+from checker.cli.commands import main  # noqa: E402
+from checker.walks.shrink import bounded_bfs, shrink, shrink_walk  # noqa: E402
+from checker.walks.simulate import run_local  # noqa: E402
+from checker.walks.walker import (  # noqa: E402
     HyperLogLog, ModelSpec, Summary, replay, summarize, swarm_weights, walk_ids_of_part, walk_seed, walks,
 )
 from model.interface import always  # noqa: E402
@@ -261,7 +261,7 @@ def test_cli_java_missing(capsys, monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 
 def test_a_failed_spark_job_is_one_line() -> None:
     """An executor's Python error, dug out of the Py4JJavaError text, with what to do about it."""
-    from checker.spark_engine import job_failure
+    from checker.walks.spark import job_failure
 
     text = ("An error occurred while calling o42.collect.\n: org.apache.spark.SparkException: Job aborted\n"
             "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
@@ -368,7 +368,7 @@ def test_a_worker_with_other_code_refuses_to_walk():
     message naming the fix instead of walking a different model."""
     from dataclasses import replace
 
-    from checker.walks import ModelSpec
+    from checker.walks.walker import ModelSpec
 
     spec = ModelSpec.of("replication", {"brokers": 2}, "kafka-4.1")
     assert len(spec.code) == 64

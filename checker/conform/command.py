@@ -12,8 +12,7 @@ import json
 import time
 from typing import Any
 
-from checker.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION, nonnegative_int, positive_int, \
-    positive_seconds
+from checker.cli.options import (EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION, nonnegative_int, positive_int, positive_seconds)
 from checker.config import ConfigError, load_config, load_definition
 from checker.conform import engine
 from checker.conform.adapter import REFUSED, adapter_for
@@ -112,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.trace_out and report.first is not None:
         _write_trace(args.trace_out, report, models)
     elif args.trace_out and sim is not None and sim["first_invalid"] is not None:
-        from checker import itf
+        from checker.traces import itf
         itf.write(args.trace_out, sim["first_invalid"]["document"])
     if args.json:
         out = report_json(report, jars)
@@ -151,7 +150,7 @@ def run_traces(paths: list[str], adapter_cls: Any, report: engine.Report, model_
 
 
 def _write_trace(path: str, report: engine.Report, models: list) -> None:
-    from checker import itf
+    from checker.traces import itf
 
     out = report.first
     assert out is not None and out.difference is not None
@@ -238,6 +237,8 @@ def simulation_text(sim: dict[str, Any]) -> str:
     lines = [f"trace validation: {sim['runs']} simulations of the real nodes, {sim['steps']:,} steps"
              f" ({counts}); replayed against the model with --set "
              + " ".join(f"{k}={json.dumps(sim['config'][k])}" for k in ("max_epoch", "max_log", "max_in_flight"))]
+    for name, n in sim.get("known", {}).items():
+        lines.append(f"documented divergence, {n} simulation(s) ended there: {name}")
     bad = sim["first_invalid"]
     if bad is not None:
         lines.append(f"TRACE INVALID: simulation seed {bad['seed']}: {bad['result']} at step {bad['step']}"
@@ -245,5 +246,6 @@ def simulation_text(sim: dict[str, Any]) -> str:
     elif sim.get("interrupted"):
         lines.append(f"INCOMPLETE: interrupted; {sim['valid']} of {sim['runs']} valid so far")
     else:
-        lines.append(f"VALID: all {sim['runs']} recorded traces are behaviours of the model")
+        lines.append(f"VALID: all {sim['runs']} recorded traces are behaviours of the model"
+                     + (" (up to the documented divergences above)" if sim.get("known") else ""))
     return "\n".join(lines)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from checker.conform.adapter import DIFFERS, REFUSED, Difference, compare
-from checker.walks import Walker, _below, swarm_weights, walk_seed
+from checker.walks.walker import Walker, _below, swarm_weights, walk_seed
 from model.interface import action_name
 
 Step = tuple[Any, Any, Any]  # (state, action, successor)

@@ -50,6 +50,7 @@ class Simulation:
         self.a, self.model, self.p = adapter, model, model.params
         self.rng = random.Random(seed)
         self.used = {"restarts": 0, "disk_losses": 0, "losses": 0}
+        self.lost_disk: set[int] = set()  # observers since (a new directory id)
         self.appends = 0
         self.fetch_ok = False
         self.self_voted: set[int] = set()  # followers whose vote of the epoch is for themselves (FOLLOWER_VOTE)
@@ -196,6 +197,7 @@ class Simulation:
     def restart(self, n: Any, disk: bool) -> None:
         a = self.a
         if disk:
+            self.lost_disk.add(n.id)
             n.new_directory()
             n.fresh_disk()
             self.used["disk_losses"] += 1
@@ -218,7 +220,7 @@ class Simulation:
 
 def itf_document(rc: Any, steps: list[tuple[str | None, dict[str, Any]]], seed: int) -> dict[str, Any]:
     """The run as an ITF trace of the observed variables, for `kcheck replay`."""
-    from checker import itf
+    from checker.traces import itf
 
     meta = itf.run_meta(rc, seed=seed, description="real KafkaRaftClient nodes under a seeded random simulation "
                         "(kcheck conform --simulate): observed variables only")
@@ -235,9 +237,9 @@ def simulate(variant: str, runs: int, depth: int, seed: int, out_dir: str | None
     import os
     from collections import Counter
 
-    from checker import itf
+    from checker.traces import itf
     from checker.config import load_config
-    from checker.replay import VALID, replay
+    from checker.traces.replay import VALID, replay
 
     rc = load_config(model="kraft", variant=variant, preset="default", overrides=OVERRIDES)
     model = rc.build()
@@ -245,14 +247,16 @@ def simulate(variant: str, runs: int, depth: int, seed: int, out_dir: str | None
         os.makedirs(out_dir, exist_ok=True)
     adapter = K.KraftAdapter(model)
     counts: Counter = Counter()
-    result: dict[str, Any] = {"config": dict(rc.config), "runs": 0, "steps": 0, "valid": 0, "first_invalid": None}
+    result: dict[str, Any] = {"config": dict(rc.config), "runs": 0, "steps": 0, "valid": 0, "first_invalid": None,
+                              "known": {}}
     try:
         for r in range(runs):
             if stop is not None and stop():
                 result["interrupted"] = True
                 break
             run_seed = seed + r
-            steps = Simulation(adapter, model, run_seed).run(depth)
+            sim = Simulation(adapter, model, run_seed)
+            steps = sim.run(depth)
             result["runs"] += 1
             result["steps"] += len(steps) - 1
             counts.update(a.split("(", 1)[0] for a, _ in steps[1:] if a)
@@ -262,6 +266,9 @@ def simulate(variant: str, runs: int, depth: int, seed: int, out_dir: str | None
             outcome = replay(model, steps)
             if outcome.result == VALID:
                 result["valid"] += 1
+            elif _observer_restart(steps, outcome, sim.lost_disk):
+                result["valid"] += 1  # valid up to that step, where the documented gap ends it
+                result["known"][K.OBSERVER_RESTART] = result["known"].get(K.OBSERVER_RESTART, 0) + 1
             elif result["first_invalid"] is None:
                 result["first_invalid"] = {"seed": run_seed, "result": outcome.result, "step": outcome.failed_step,
                                            "action": outcome.action, "document": doc}
@@ -270,3 +277,15 @@ def simulate(variant: str, runs: int, depth: int, seed: int, out_dir: str | None
         adapter.close()
     result["action_counts"] = dict(counts)
     return result
+
+
+def _observer_restart(steps: list[tuple[str | None, dict[str, Any]]], outcome: Any, lost_disk: set[int]) -> bool:
+    """Whether a replay failed at the restart of an observer following a leader, where the code brings
+    it back as that leader's Follower (K.OBSERVER_RESTART)."""
+    at = outcome.failed_step
+    if at is None or not 0 < at < len(steps) or not (steps[at][0] or "").startswith("Restart("):
+        return False
+    i = int(steps[at][0].split("=", 1)[1].rstrip(")"))
+    before, after = steps[at - 1][1]["nodes"][i], steps[at][1]["nodes"][i]
+    return K.observer_restart(i in lost_disk, before["role"] == K.ROLE_NAMES[FOLLOWER], before["leader"], True,
+                              after["role"], after["leader"])

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from checker import itf
+from checker.traces import itf
 from checker.config import ConfigError
 from checker.conform import engine
 from checker.conform.adapter import REFUSED, compare
-from checker.replay import trace_config
+from checker.traces.replay import trace_config
 
 FOLLOWED = "followed"    # the real code took every step and matched every state
 PARTED = "parted"        # refused a step, or took it and differs

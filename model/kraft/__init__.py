@@ -29,7 +29,8 @@ DEFINITION = ModelDefinition(
     # The protocol's code path: not the properties (the oracle), the variants, the fairness and
     # timing of the liveness model, the symmetry reduction or the rendering.
     mutation_targets=(
-        "model.kraft.rules", "model.kraft.quorum", "model.kraft.client", "model.kraft.network",
+        "model.kraft.rules", "model.kraft.context", "model.kraft.quorum", "model.kraft.requests", "model.kraft.client",
+        "model.kraft.network",
         "model.kraft.faults", "model.kraft.model:KraftModel.actions", "model.kraft.model:KraftModel.next_state",
         "model.kraft.state:Node.leo", "model.kraft.state:Node.is_leader",
     ),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from model.kraft import quorum as Q
 from model.kraft import rules, timing
+from model.kraft.requests import room, send_begin_quorum_epoch, send_fetch, send_vote  # noqa: F401 (client.send_*)
 from model.kraft.network import find, in_flight, link_cut, remove, send
 from model.kraft.quorum import Context, set_node
 from model.kraft.rules import (
@@ -36,13 +37,7 @@ def inconsistent_leader(s: KraftState, c: Context, i: int) -> KraftState:
     from its disk at once. Reachable in Kafka 4.1 when a replica with a new disk learns that
     its old incarnation leads the current epoch; with two leaders in one epoch, election
     safety has failed first."""
-    from model.kraft.faults import restart_process
-
-    return restart_process(s, c, i)
-
-
-def room(s: KraftState, c: Context) -> bool:
-    return len(s.network) < c.p.max_in_flight
+    return Q.restart_process(s, c, i)
 
 
 # --- Timers (KafkaRaftClient.poll*) -------------------------------------------------------------
@@ -157,41 +152,6 @@ def client_append(s: KraftState, c: Context, i: int) -> KraftState | None:
 
 
 # --- Requests sent ------------------------------------------------------------------------------
-
-
-def send_vote(s: KraftState, c: Context, i: int, j: int) -> KraftState | None:
-    """Nominee i sends a Vote request to voter j (maybeSendVoteRequests: to unrecorded voters
-    while the election can still be won; buildVoteRequest: preVote iff Prospective)."""
-    n = s.nodes[i]
-    if n.role not in (PROSPECTIVE, CANDIDATE) or j == i or n.votes[j] != rules.UNRECORDED:
-        return None
-    if rules.is_vote_rejected(n.votes) or not room(s, c) or in_flight(s, VOTE_REQUEST, i, j):
-        return None
-    if link_cut(s, i, j):
-        return None
-    end = rules.end_offset(n.log)
-    return send(s, VoteRequest(VOTE_REQUEST, i, j, True, n.epoch, end.epoch, end.offset, n.role == PROSPECTIVE))
-
-
-def send_begin_quorum_epoch(s: KraftState, c: Context, i: int, j: int) -> KraftState | None:
-    """Leader i sends BeginQuorumEpoch to voter j (maybeSendBeginQuorumEpochRequests, resent
-    on a timer to every voter)."""
-    n = s.nodes[i]
-    if n.role != LEADER or j == i or not room(s, c) or in_flight(s, BQE_REQUEST, i, j) or link_cut(s, i, j):
-        return None
-    if not Q.voters_of(c, n) >> j & 1:
-        return None  # to the voters of its latest set only
-    return send(s, BeginQuorumEpochRequest(BQE_REQUEST, i, j, True, n.epoch))
-
-
-def send_fetch(s: KraftState, c: Context, i: int) -> KraftState | None:
-    """Follower i fetches from its leader (maybeSendFetchOrFetchSnapshot, buildFetchRequest:
-    current leader epoch, fetch offset = LEO, last fetched epoch)."""
-    n = s.nodes[i]
-    if n.role != FOLLOWER or not room(s, c) or in_flight(s, FETCH_REQUEST, i, n.leader) or link_cut(s, i, n.leader):
-        return None
-    end = rules.end_offset(n.log)
-    return send(s, FetchRequest(FETCH_REQUEST, i, n.leader, True, n.epoch, end.offset, end.epoch, n.observer))
 
 
 def send_observer_fetch(s: KraftState, c: Context, i: int, j: int) -> KraftState | None:

@@ -7,11 +7,9 @@ already allow.
 from __future__ import annotations
 
 from model.kraft import quorum as Q
-from model.kraft import rules
 from model.kraft.network import drop_addressed_to, find, remove
-from model.kraft.quorum import Context
-from model.kraft.rules import CANDIDATE, NO_ID
-from model.kraft.state import KraftState, Node, fresh_node
+from model.kraft.quorum import Context, restart_process
+from model.kraft.state import KraftState, fresh_node
 
 
 def may_fault(s: KraftState, c: Context, used: int, budget: int) -> bool:
@@ -27,19 +25,6 @@ def restart(s: KraftState, c: Context, i: int) -> KraftState | None:
     if not may_fault(s, c, s.restarts, c.p.restarts):
         return None
     return restart_process(s._replace(restarts=s.restarts + 1), c, i)
-
-
-def restart_process(s: KraftState, c: Context, i: int) -> KraftState:
-    """Node i's process starts again from its disk (see restart)."""
-    n = s.nodes[i]
-    stored_vote = n.voted if n.vote_persisted else NO_ID
-    init = rules.initial_election_state(i, n.epoch, n.leader, stored_vote, rules.last_epoch(n.log))
-    if not Q.is_voter(c, n, i):  # an observer never stands or leads; it comes back Unattached
-        init = rules.InitialElection(rules.UNATTACHED, n.epoch, NO_ID, NO_ID if n.observer else stored_vote)
-    votes = Q.election(c, n, i) if init.role == CANDIDATE else ()
-    node = Node(init.role, init.epoch, init.leader, init.voted, n.log, NO_ID, votes, NO_ID, (), False,
-                n.observer, True)
-    return Q.restart(drop_addressed_to(s, i), c, i, node)
 
 
 def disk_loss(s: KraftState, c: Context, i: int) -> KraftState | None:

@@ -9,62 +9,15 @@ which the model keeps as the node's epoch/leader/voted fields themselves.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from functools import cached_property, lru_cache
-
-from model.kraft import rules
-from model.kraft.network import reset_connections
-from model.kraft.params import Params
+from model.kraft import requests, rules
+from model.kraft.context import Context, election, is_voter, set_node, voters_of
+from model.kraft.network import drop_addressed_to, reset_connections
 from model.kraft.rules import (
-    CANDIDATE, FOLLOWER, GRANTED, LEADER, NO_ID, NOT_VOTER, PROSPECTIVE, RESIGNED, UNATTACHED, UNRECORDED,
+    CANDIDATE, FOLLOWER, LEADER, NO_ID, PROSPECTIVE, RESIGNED, UNATTACHED,
 )
 from model.kraft.state import (
     ELECTED_AFTER_RESTART, LEADER_CHANGE, History, KraftState, Node,
 )
-from model.kraft.variants import Protocol
-
-
-@dataclass(frozen=True)
-class Context:
-    """What every action reads besides the state: the parameters and the variant's switches."""
-
-    p: Params
-    proto: Protocol
-    timely: bool = False  # timers expire only when their cause holds (model.kraft.timing)
-
-    @cached_property
-    def unbounded(self) -> "Context":
-        """The same context without the in-flight bound (poll_sends sizes a batch with it)."""
-        return replace(self, p=replace(self.p, max_in_flight=1 << 30))
-
-
-def set_node(s: KraftState, i: int, node: Node) -> KraftState:
-    nodes = s.nodes
-    return tuple.__new__(KraftState, (nodes[:i] + (node,) + nodes[i + 1:],) + s[1:])
-
-
-@lru_cache(maxsize=None)
-def own_vote(n: int, i: int, voters: int) -> tuple[int, ...]:
-    """A new EpochElection over a copy of the voter set (QuorumState.transitionToProspective,
-    transitionToCandidate): every voter unrecorded but ourselves, granted; other nodes NOT_VOTER."""
-    return tuple(GRANTED if j == i else UNRECORDED if voters >> j & 1 else NOT_VOTER for j in range(n))
-
-
-def voters_of(c: Context, n: Node) -> int:
-    """The voter set node n acts on: the last in its log, uncommitted included (lastVoterSet)."""
-    if not c.p.dynamic:
-        return c.p.bootstrap
-    return rules.last_voter_set(n.log, c.p.bootstrap)[0]
-
-
-def is_voter(c: Context, n: Node, i: int) -> bool:
-    """QuorumState.isVoter: node i's key is in its own latest voter set (a new directory id is not)."""
-    return not n.observer and bool(voters_of(c, n) >> i & 1)
-
-
-def election(c: Context, n: Node, i: int) -> tuple[int, ...]:
-    """Node i's new EpochElection over its latest voter set."""
-    return own_vote(c.p.n, i, voters_of(c, n))
 
 
 def _role_change(s: KraftState, c: Context, i: int, node: Node) -> KraftState:
@@ -80,15 +33,13 @@ def poll_sends(s: KraftState, c: Context, i: int) -> KraftState:
     network bound has room for all of it, else not at all, so no voter is favoured by its id;
     the Send* actions then send the requests one by one, in any order (they also retry lost
     requests)."""
-    from model.kraft import client  # the client module builds the requests
-
     n = s.nodes[i]
     if n.role in (PROSPECTIVE, CANDIDATE):
-        send_one = client.send_vote
+        send_one = requests.send_vote
     elif n.role == LEADER:
-        send_one = client.send_begin_quorum_epoch
+        send_one = requests.send_begin_quorum_epoch
     elif n.role == FOLLOWER:
-        return client.send_fetch(s, c, i) or s
+        return requests.send_fetch(s, c, i) or s
     else:
         return s
     unbounded = c.unbounded
@@ -230,3 +181,16 @@ def commit(h: History, log: tuple, hw: int, epoch: int) -> History:
     hws = dict(h.leader_hws)
     hws[epoch] = max(hw, hws.get(epoch, NO_ID))
     return h._replace(committed=committed, leader_hws=tuple(sorted(hws.items())))
+
+
+def restart_process(s: KraftState, c: Context, i: int) -> KraftState:
+    """Node i's process starts again from its disk (see restart)."""
+    n = s.nodes[i]
+    stored_vote = n.voted if n.vote_persisted else NO_ID
+    init = rules.initial_election_state(i, n.epoch, n.leader, stored_vote, rules.last_epoch(n.log))
+    if not is_voter(c, n, i):  # an observer never stands or leads; it comes back Unattached
+        init = rules.InitialElection(rules.UNATTACHED, n.epoch, NO_ID, NO_ID if n.observer else stored_vote)
+    votes = election(c, n, i) if init.role == CANDIDATE else ()
+    node = Node(init.role, init.epoch, init.leader, init.voted, n.log, NO_ID, votes, NO_ID, (), False,
+                n.observer, True)
+    return restart(drop_addressed_to(s, i), c, i, node)

@@ -1,0 +1,5 @@
+import sys
+
+from checker.cli.commands import main
+
+sys.exit(main())

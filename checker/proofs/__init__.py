@@ -1,0 +1,21 @@
+"""Proofs: symbolic (Z3) encodings of the models, for inductive-invariant proofs and bounded model
+checking (`kcheck prove`), in the style of mypyvy: a state is a set of Z3 terms, each action a
+guard and a post-state built from the pre-state's terms, and every invariant a named formula.
+
+Modules:
+  term        the symbolic-state container and the few term helpers (ite merge, select, count)
+  kraft_state the KRaft state layout: variables, the abstraction of a Python state, decoding
+  kraft_next  the KRaft transition relation, one function per action of model/kraft/client.py
+  kraft_inv   the KRaft safety invariants (model/kraft/properties.py) and the auxiliary lemmas
+  replication_state, replication_next, replication_inv
+              the same three for the replication model (model/replication)
+  induction   Init => Inv and Inv & Next => Inv', per action, with counterexamples to induction
+  bmc         bounded model checking: K unrolled steps, a counterexample as a concrete trace
+  conformance the encoding against the Python model on sampled reachable states
+  checked_against
+              the model sources each encoding was last cross-checked against; `kcheck prove`
+              cross-checks first when they are not the current ones
+
+Each encoding is cross-checked against its Python model (tests/test_symbolic_conformance.py,
+tests/test_symbolic_replication.py).
+"""

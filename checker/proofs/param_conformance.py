@@ -1,0 +1,113 @@
+"""The every-size encoding (kraft_param) against the Python model: every transition the model
+takes, from a sample of its states, is a step of the encoding (the over-approximation a proof for
+every size rests on). A state is read into the encoding over a universe of exactly its nodes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from checker.proofs import kraft_param as K
+from model.kraft.rules import GRANTED, NO_ID, REJECTED, last_epoch, majority
+from model.kraft.state import MESSAGE_NAMES
+
+KIND = {"VoteRequest": "vreq", "VoteResponse": "vresp", "BeginQuorumEpochRequest": "bqe",
+        "BeginQuorumEpochResponse": "bqer", "FetchRequest": "freq", "FetchResponse": "fresp"}
+
+
+@dataclass
+class Report:
+    transitions: int = 0
+    kinds: set[str] = field(default_factory=set)
+    failures: list[str] = field(default_factory=list)
+
+
+def world(n: int) -> tuple[list[Any], Any]:
+    """n distinct nodes and the quorums of the model's majorities of them (every subset of
+    majority size), as the only elements of the two sorts."""
+    from itertools import combinations
+
+    nodes = [z3.Const(f"u{k}", K.Node) for k in range(n)]
+    subsets = list(combinations(range(n), majority(n)))
+    qs = [z3.Const(f"uq{k}", K.Quorum) for k in range(len(subsets))]
+    x, q = z3.Const("x", K.Node), z3.Const("q", K.Quorum)
+    facts = [z3.ForAll([x], z3.Or([x == u for u in nodes])), z3.ForAll([q], z3.Or([q == w for w in qs]))]
+    if n > 1:
+        facts.append(z3.Distinct(*nodes))
+    if len(qs) > 1:
+        facts.append(z3.Distinct(*qs))
+    for w, members in zip(qs, subsets):
+        facts += [K.member(u, w) == (k in members) for k, u in enumerate(nodes)]
+    return nodes, z3.And(facts)
+
+
+def matches(s: K.State, py: Any, u: list[Any]) -> Any:
+    """The encoded fields of `s` equal those of the Python state `py` (ghosts left free)."""
+    out = []
+    for k, nd in enumerate(py.nodes):
+        i = u[k]
+        out += [s.role(i) == nd.role, s.epoch(i) == nd.epoch, s.has_leader(i) == (nd.leader != NO_ID),
+                s.has_voted(i) == (nd.voted != NO_ID), s.persisted(i) == nd.vote_persisted,
+                s.observer(i) == nd.observer, s.lle(i) == last_epoch(nd.log), s.fetched(i) == nd.fetched]
+        if nd.leader != NO_ID:
+            out.append(s.leader(i) == u[nd.leader])
+        if nd.voted != NO_ID:
+            out.append(s.voted(i) == u[nd.voted])
+        for j in range(len(py.nodes)):
+            out.append(s.granted(i, u[j]) == (bool(nd.votes) and nd.votes[j] == GRANTED))
+            out.append(s.rejected(i, u[j]) == (bool(nd.votes) and nd.votes[j] == REJECTED))
+    held = {(KIND[MESSAGE_NAMES[m.kind]], m.src, m.dst): m for m in py.network}
+    for kind, fields in K.MESSAGES.items():
+        for a in range(len(py.nodes)):
+            for b in range(len(py.nodes)):
+                m = held.get((kind, a, b))
+                out.append(s.msg(kind, "present")(u[a], u[b]) == (m is not None))
+                if m is None:
+                    continue
+                for f in fields:
+                    term = s.msg(kind, f)(u[a], u[b])
+                    if f == "has_leader":
+                        out.append(term == (m.leader != NO_ID))
+                    elif f == "leader":
+                        if m.leader != NO_ID:
+                            out.append(term == u[m.leader])
+                    elif f == "pre":
+                        out.append(term == m.pre_vote)
+                    else:
+                        out.append(term == getattr(m, f))
+    return z3.And(out)
+
+
+def _name(a: Any) -> tuple[str, tuple[int, ...]]:
+    kind = type(a).__name__
+    if kind == "DropMessage":
+        return f"DropMessage({a.message})", (a.src, a.dst)
+    return kind, tuple(x for x in a if isinstance(x, int))
+
+
+def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
+    """Each (s, a, t) the model takes from the states is a step of the encoding."""
+    rep = Report()
+    pre, _ = K.fresh("p_")
+    for s in states:
+        n = len(s.nodes)
+        u, facts = world(n)
+        for a in model.actions(s):
+            t = model.next_state(s, a)
+            if t is None:
+                continue
+            name, ids = _name(a)
+            rep.transitions += 1
+            rep.kinds.add(name.split("(")[0])
+            solver = z3.Solver()
+            solver.set("timeout", 20_000)
+            if name in K.UNCHANGED:
+                ok = solver.check(facts, matches(pre, s, u), matches(pre, t, u))
+            else:
+                tr = K.transition(c, pre, name)
+                binds = [x == u[k] for x, k in zip(tr.args, ids)]
+                ok = solver.check(facts, *binds, matches(pre, s, u), *tr.guard, matches(tr.post, t, u))
+            if ok != z3.sat:
+                rep.failures.append(f"{a!r} from {s!r}: {ok}")
+    return rep

@@ -1,0 +1,230 @@
+"""Induction over the every-size KRaft encoding (kraft_param): the checks of induction.py
+(Init => C, Init & Inv satisfiable, each action enabled in some Inv state, Inv & step => C')
+with the quorum axiom, and CTIs read back from Z3's finite model of a failed query.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import z3
+
+from checker.proofs import kraft_param as K
+from checker.proofs.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outcome
+from checker.proofs.kraft_param_inv import conjuncts, formula
+from model.kraft.rules import ERROR_NAMES, ROLE_NAMES
+
+
+@dataclass
+class ParamCounterexample:
+    """A CTI: a finite cluster (its nodes), the state before and after the action, in words."""
+
+    conjunct: str
+    action: str | None  # None: the initial state fails
+    nodes: int
+    pre: dict[str, Any]
+    post: dict[str, Any]
+
+
+def _solver(ms: int) -> z3.Solver:
+    s = z3.Solver()
+    s.set("timeout", ms)
+    return s
+
+
+def _answer(r: Any) -> str:
+    return "holds" if r == z3.unsat else "fails" if r == z3.sat else "unknown"
+
+
+def action_names() -> list[str]:
+    return [name for name, _, _ in K.ACTIONS]
+
+
+def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
+              progress: Callable[[Check], None] | None = None, only: Sequence[str] | None = None) -> Outcome:
+    """Prove that the targets and their lemmas are inductive for every number of voters."""
+    names = conjuncts(c, list(targets))
+    out = Outcome(PROVED, names)  # its cti a ParamCounterexample
+    ms = max(1, int(timeout_s * 1000))
+    pre, _ = K.fresh("s_")
+    inv = {x: formula(x)(c, pre) for x in names}
+    axiom = K.quorum_axiom()
+
+    def record(what: str, r: Any, t0: float, answer: str | None = None) -> str:
+        ch = Check(what, answer or _answer(r), time.monotonic() - t0)
+        out.checks.append(ch)
+        if progress:
+            progress(ch)
+        return ch.answer
+
+    for x in names:
+        s = _solver(ms)
+        t0 = time.monotonic()
+        r = s.check(axiom, K.init(pre), z3.Not(inv[x]))
+        if record(f"Init => {x}", r, t0) == "fails":
+            d = decode(s.model(), pre)
+            out.result, out.cti = CTI, ParamCounterexample(x, None, d["nodes"], d, d)
+            return out
+        if r == z3.unknown:
+            out.result, out.reason = UNKNOWN, f"Init => {x}: z3 unknown"
+            return out
+    s = _solver(ms)
+    t0 = time.monotonic()
+    if record("Init & Inv satisfiable", s.check(axiom, K.init(pre), *inv.values()), t0) != "fails":
+        out.result, out.reason = VACUOUS, "Init & Inv is unsatisfiable (or unknown): nothing would be proved"
+        return out
+    unknown: list[str] = []
+    for name in (only if only is not None else action_names()):
+        tr = K.transition(c, pre, name)
+        label = f"{name}({', '.join(str(a).split('!')[1] for a in tr.args)})"
+        t0 = time.monotonic()
+        r = _solver(min(ms, 20_000)).check(small_world(pre), axiom, *inv.values(), *tr.guard)
+        if r != z3.sat:  # no witness among three voters: ask about every size
+            r = _solver(ms).check(axiom, *inv.values(), *tr.guard)
+        enabled = "enabled" if r == z3.sat else "never enabled" if r == z3.unsat else "unknown"
+        record(f"{label} enabled in some Inv state", r, t0, enabled)
+        if enabled == "never enabled":
+            out.never_enabled.append(label)
+            continue
+        if enabled == "unknown":
+            unknown.append(f"{label} enabled")
+            continue
+        for x in names:
+            goal = z3.Not(formula(x)(c, tr.post))
+            t0 = time.monotonic()
+            # a CTI among three voters first (a sat answer over every size is hard for Z3), then
+            # the query over every size; a fresh solver each (incremental solving is slower here)
+            s = _solver(min(ms, 10_000))
+            r = s.check(small_world(pre), axiom, *inv.values(), *tr.guard, goal)
+            if r != z3.sat:
+                s = _solver(ms)
+                r = s.check(axiom, *inv.values(), *tr.guard, goal)
+            if record(f"Inv & {label} => {x}'", r, t0) == "fails":
+                model = s.model()
+                args = ", ".join(f"{a}={_node_name(model, v)}" for a, v in
+                                 zip(K.ARG_NAMES[len(tr.args)], tr.args))
+                out.result = CTI
+                pre_d, post_d = decode(model, pre), decode(model, tr.post)
+                out.cti = ParamCounterexample(x, f"{name}({args})", pre_d["nodes"], pre_d, post_d)
+                return out
+            if r == z3.unknown:
+                unknown.append(f"{label} => {x}'")
+    if unknown:
+        out.result, out.reason = UNKNOWN, "z3 unknown on " + ", ".join(unknown[:5])
+    return out
+
+
+def small_world(s: K.State) -> Any:
+    """Three voters, their three majorities of two, epochs 0..4 in the ghost history: where an
+    action's enabledness is looked for first (a sat answer with quantifiers over every size is
+    hard for Z3; a witness among three voters is a witness)."""
+    a, b, c = (z3.Const(f"w_{x}", K.Node) for x in "abc")
+    qs = [z3.Const(f"w_q{k}", K.Quorum) for k in range(3)]
+    x, q, e, y = z3.Const("x", K.Node), z3.Const("q", K.Quorum), z3.Int("e"), z3.Const("y", K.Node)
+    majorities = [(a, b), (b, c), (a, c)]
+    return z3.And(
+        z3.Distinct(a, b, c), z3.Distinct(*qs),
+        z3.ForAll([x], z3.Or(x == a, x == b, x == c)), z3.ForAll([q], z3.Or([q == w for w in qs])),
+        *[z3.ForAll([x], K.member(x, w) == z3.Or(x == p1, x == p2)) for w, (p1, p2) in zip(qs, majorities)],
+        z3.ForAll([x, e, y], z3.Implies(s.vote_hist(x, e, y), z3.And(0 <= e, e <= 4))),
+        z3.ForAll([e, y], z3.Implies(s.elected(e, y), z3.And(0 <= e, e <= 4))))
+
+
+# --- Reading a finite model back --------------------------------------------------------------
+
+_NAMES: dict[str, str] = {}
+
+
+def _node_name(model: z3.ModelRef, t: Any) -> str:
+    """n0, n1, ...: a node of the finite model by its index in Z3's universe."""
+    val = model.eval(t, model_completion=True)
+    universe = model.get_universe(K.Node) or []
+    for k, u in enumerate(universe):
+        if val.eq(u):
+            return f"n{k}"
+    return str(val)
+
+
+def decode(model: z3.ModelRef, s: K.State) -> dict[str, Any]:
+    """The state in words over the model's finite universe of nodes: each node's fields, the
+    messages in flight, the ghost votes and elections (at the epochs the state mentions)."""
+    universe = list(model.get_universe(K.Node) or [])
+    ev = lambda t: model.eval(t, model_completion=True)  # noqa: E731
+    name = {k: f"n{k}" for k in range(len(universe))}
+
+    def nid(t: Any) -> str:
+        val = ev(t)
+        return next((name[k] for k, u in enumerate(universe) if val.eq(u)), str(val))
+
+    nodes = []
+    epochs: set[int] = set()
+    for k, u in enumerate(universe):
+        role = ev(s.role(u)).as_long()
+        ep = ev(s.epoch(u)).as_long()
+        epochs.add(ep)
+        d = {"id": name[k], "role": ROLE_NAMES[role] if 0 <= role < len(ROLE_NAMES) else str(role), "epoch": ep,
+             "leader": nid(s.leader(u)) if z3.is_true(ev(s.has_leader(u))) else None,
+             "voted": nid(s.voted(u)) if z3.is_true(ev(s.has_voted(u))) else None,
+             "vote_persisted": z3.is_true(ev(s.persisted(u))), "observer": z3.is_true(ev(s.observer(u))),
+             "last_log_epoch": ev(s.lle(u)).as_long(), "fetched": z3.is_true(ev(s.fetched(u))),
+             "granted": [name[j] for j, w in enumerate(universe) if z3.is_true(ev(s.granted(u, w)))],
+             "rejected": [name[j] for j, w in enumerate(universe) if z3.is_true(ev(s.rejected(u, w)))]}
+        nodes.append(d)
+    network = []
+    for kind, fields in K.MESSAGES.items():
+        for a, ua in enumerate(universe):
+            for b, ub in enumerate(universe):
+                if not z3.is_true(ev(s.msg(kind, "present")(ua, ub))):
+                    continue
+                msg: dict[str, Any] = {"message": K.MESSAGE_NAMES[kind], "src": name[a], "dst": name[b]}
+                for f in fields:
+                    val = ev(s.msg(kind, f)(ua, ub))
+                    if f == "leader":
+                        continue
+                    if f == "has_leader":
+                        msg["leader"] = nid(s.msg(kind, "leader")(ua, ub)) if z3.is_true(val) else None
+                    elif f == "error":
+                        msg["error"] = ERROR_NAMES.get(val.as_long(), val.as_long())
+                    elif z3.is_bool(val):
+                        msg[f] = z3.is_true(val)
+                    else:
+                        msg[f] = val.as_long()
+                        if f == "epoch":
+                            epochs.add(val.as_long())
+                network.append(msg)
+    span = sorted({x for ep in epochs for x in (ep - 1, ep, ep + 1) if x >= 0})
+    votes = [{"voter": name[a], "epoch": ep, "for": name[b]} for a, ua in enumerate(universe) for ep in span
+             for b, ub in enumerate(universe) if z3.is_true(ev(s.vote_hist(ua, ep, ub)))]
+    elected = [{"epoch": ep, "leader": name[b]} for ep in span for b, ub in enumerate(universe)
+               if z3.is_true(ev(s.elected(ep, ub)))]
+    quorums = []
+    for qu in model.get_universe(K.Quorum) or []:
+        quorums.append([name[j] for j, w in enumerate(universe) if z3.is_true(ev(K.member(w, qu)))])
+    return {"nodes": len(universe), "node": nodes, "network": network, "vote_hist": votes, "elected": elected,
+            "quorums": quorums}
+
+
+def render(d: dict[str, Any]) -> list[str]:
+    """A decoded state as lines, one per node and message (the layout of render.render_text)."""
+    lines = []
+    for x in d["node"]:
+        extra = []
+        if x["granted"] or x["rejected"]:
+            extra.append(f"votes granted {{{', '.join(x['granted'])}}} rejected {{{', '.join(x['rejected'])}}}")
+        if not x["vote_persisted"]:
+            extra.append("vote not persisted")
+        if x["observer"]:
+            extra.append("observer")
+        lines.append(f"     {x['id']}: {x['role']} epoch={x['epoch']} leader={x['leader'] or '-'} "
+                     f"voted={x['voted'] or '-'} last_log_epoch={x['last_log_epoch']}"
+                     + (f" ({'; '.join(extra)})" if extra else ""))
+    for msg in d["network"]:
+        fields = ", ".join(f"{k}={v}" for k, v in msg.items() if k not in ("message", "src", "dst"))
+        lines.append(f"     in flight: {msg['message']} {msg['src']} -> {msg['dst']} ({fields})")
+    if d["vote_hist"]:
+        lines.append("     ghost votes: " + ", ".join(f"{v['voter']} for {v['for']} in epoch {v['epoch']}"
+                                                      for v in d["vote_hist"]))
+    if d["elected"]:
+        lines.append("     elected: " + ", ".join(f"{v['leader']} in epoch {v['epoch']}" for v in d["elected"]))
+    return lines

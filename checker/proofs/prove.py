@@ -1,0 +1,289 @@
+"""`kcheck prove`: Z3 proofs over the symbolic encoding of a model (checker/proofs/).
+
+  kcheck prove [CONFIG.toml] [--model kraft|replication] [--variant NAME] [--preset NAME] [--set K=V]...
+               [--size N] [--invariant NAME]... [--bmc K] [--timeout S] [--all-actions] [--json]
+               [--trace-out FILE]
+
+Without --bmc: induction. The invariants (default for kraft: election_safety, log_matching and
+leader_completeness; for replication: structural) and their lemmas (spec/proofs.md) must hold initially and be preserved by
+every action; a failure prints the counterexample to induction (CTI) as a state and the action
+that breaks the named conjunct. With --bmc K: bounded model checking to depth K; a violation is
+printed as a trace and written to --trace-out as ITF.
+
+Exit codes as `kcheck check`: 0 proved (or, with --bmc, no violation within K steps); 1 a CTI,
+a BMC violation, or a vacuous proof; 2 bad input; 3 unknown (a Z3 timeout or incompleteness,
+never reported as proved) or interrupted (Ctrl-C, SIGTERM: the queries answered until then).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from checker.config import ConfigError, RunConfig
+from checker.proofs.encodings import _encoding
+from checker.provenance import model_source
+
+EXIT = {"proved": 0, "ok": 0, "cti": 1, "violation": 1, "vacuous": 1, "unknown": 3, "interrupted": 3}
+
+
+class _Label:
+    """The step-0 label of a rendered CTI (render_text prints repr of the action)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+MAX_SIZE = 7  # the largest size measured (minutes per proof); past it a run may go on for hours
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from checker.cli.options import (_int_at_least, add_config_arguments, positive_int as _positive_int, positive_seconds)
+
+    add_config_arguments(parser)
+    from checker.proofs import prove_any
+
+    parser.add_argument("--size", type=prove_any.size(_int_at_least(1, "positive", MAX_SIZE)), metavar="N",
+                        help="number of voters (kraft) or brokers (replication); overrides the config's "
+                             f"`voters` / `brokers`; up to {MAX_SIZE}, beyond BFS's range; kraft: `any` proves "
+                             "election_safety for every number of voters (checker/proofs/prove_any.py)")
+    parser.add_argument("--invariant", action="append", default=[], metavar="NAME",
+                        help="an invariant to prove (repeatable; default: election_safety, log_matching,"
+                             " leader_completeness for kraft; structural for replication)")
+    parser.add_argument("--bmc", type=_positive_int, metavar="K", help="bounded model checking to depth K")
+    parser.add_argument("--timeout", type=positive_seconds, default=120.0, metavar="S",
+                        help="seconds per Z3 query (induction) or in all (BMC); past it: unknown, exit 3")
+    parser.add_argument("--all-actions", action="store_true",
+                        help="check every action instance, not one per orbit of voter renamings")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument("--trace-out", metavar="FILE", help="with --bmc: write a violation as an ITF trace")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+# per model: the config key --size sets, and what its symbolic encoding provides
+_SIZE_KEY = {"kraft": "voters", "replication": "brokers"}
+
+
+def _provable_lemmas(model: str) -> list[str]:
+    """Lemmas `--invariant` also accepts (replication: each lemma with a strengthening of its own)."""
+    if model != "replication":
+        return []
+    from checker.proofs.replication_inv import LEMMAS, SUPPORT
+
+    return [n for n in LEMMAS if n in SUPPORT]
+
+
+# Action kinds a symbolic encoding leaves out: a configuration must switch them off
+# (the model's `disabled_actions`), or a proof would be of another model.
+_UNENCODED = {"replication": ("ElectLeaders", "AlterPartitionReassignments"),
+              "kraft": ("AddVoter", "RemoveVoter", "SendObserverFetch")}
+_SWITCH_OFF = {"ElectLeaders": "--set preferred_elections=false (and unclean_elect_leaders false)",
+               "AlterPartitionReassignments": "--set reassignments=0",
+               "AddVoter": "--set voter_changes=0", "RemoveVoter": "--set voter_changes=0",
+               "SendObserverFetch": "--set voter_changes=0 --set spares=0"}
+
+
+def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
+    from checker.cli.options import run_config
+
+    if args.model is None and args.config_file is None:
+        args.model = "kraft"  # the default model of `kcheck prove`
+    rc = run_config(args)
+    if rc.model not in _SIZE_KEY:
+        raise ConfigError(f"kcheck prove encodes --model {' and '.join(_SIZE_KEY)}; {rc.model} has no symbolic encoding")
+    if args.timeout <= 0:
+        raise ConfigError(f"--timeout must be positive, got {args.timeout}")
+    Ctx, Params, invariants, default_targets = _encoding(rc.model)
+    config = dict(rc.config)
+    if args.size is not None:
+        config[_SIZE_KEY[rc.model]] = args.size
+    targets = list(args.invariant) or list(default_targets)
+    lemmas = _provable_lemmas(rc.model)
+    for name in targets:
+        if name not in invariants and name not in lemmas:
+            also = f"; lemmas: {', '.join(lemmas)}" if lemmas else ""
+            raise ConfigError(f"unknown invariant {name!r} ({rc.model} invariants: {', '.join(invariants)}{also})")
+    try:
+        ctx = Ctx.of(Params.from_config(config), rc.variant)
+        model = rc.definition.build(config, rc.variant)
+    except ValueError as e:  # the model rejects this combination of keys
+        raise ConfigError(f"model {rc.model} rejects this configuration: {e}") from e
+    off = dict(getattr(model, "disabled_actions", dict)())
+    missing = [k for k in _UNENCODED.get(rc.model, ()) if k not in off]
+    if missing:
+        how = "; ".join(dict.fromkeys(_SWITCH_OFF[k] for k in missing))
+        raise ConfigError(f"the {rc.model} encoding has no {', '.join(missing)}, which this configuration enables; "
+                          f"switch it off with {how} (spec/proofs.md, \"What is encoded\")")
+    if getattr(model.params, "replication_factor", None) not in (None, model.params.n):
+        raise ConfigError(f"the {rc.model} encoding makes every broker a replica; leave replication_factor at 0 "
+                          f"(spec/proofs.md, \"What is encoded\")")
+    return rc, ctx, model, targets
+
+
+def _encoding_follows(args: argparse.Namespace, rc: RunConfig) -> dict[str, Any]:
+    """The encoding follows the model's sources, as recorded or by the cross-check run now; a
+    ConfigError (exit 2, nothing proved) where the cross-check finds the two part."""
+    from checker.proofs.checked_against import follows
+
+    def say(text: str) -> None:
+        if not args.quiet:
+            print(f"kcheck: cross-check: {text}", file=sys.stderr, flush=True)
+
+    if not args.quiet and _stale(rc.model):
+        print(f"kcheck: the {rc.model} model's sources are not those its encoding was last checked against:"
+              " cross-checking the encoding against them first", file=sys.stderr, flush=True)
+    out = follows(rc.model, rc.variant, say)
+    check = out["cross_check"]
+    if not out["passed"]:
+        first = check["first_difference"]
+        raise ConfigError(
+            f"the {rc.model} encoding (checker/proofs/) does not follow the model at {model_source().path}"
+            f" (sha256 {out['model_sha256'][:12]}): they part at {first['action']}: {first['how']} (cross-check on"
+            f" preset {first['preset']}, {check['states']:,} states and {check['transitions']:,} transitions before"
+            f" it, {check['seconds']:.1f} s); nothing is proved: bring checker/proofs/{rc.model}_next.py in step"
+            " with the model, then record it with python -m checker.proofs.checked_against (spec/proofs.md)")
+    return out
+
+
+def _stale(model: str) -> bool:
+    from checker.proofs.checked_against import current, recorded
+
+    return recorded(model) != current(model)
+
+
+def _encoding_text(encoding: dict[str, Any]) -> str:
+    if encoding["how"] == "recorded":
+        return (f"follows the model (its sources, sha256 {encoding['model_sha256'][:12]}, are those the encoding"
+                " was last cross-checked against)")
+    c = encoding["cross_check"]
+    return (f"cross-checked against the model's edited sources (sha256 {encoding['model_sha256'][:12]}):"
+            f" {c['states']:,} states, {c['transitions']:,} transitions agree ({c['seconds']:.1f} s)")
+
+
+def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = None) -> str:
+    from checker.traces.render import render_text
+
+    try:
+        return render_text(model, trace, invariant)
+    except Exception:  # a CTI state outside the model's domains (no lemma bounds it)
+        return "\n".join(f"  {k}. {a!r}: {s!r}" for k, (a, s) in enumerate(trace))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.size == "any":
+        from checker.proofs import prove_any
+
+        return prove_any.run(args)
+    rc, ctx, model, targets = _setup(args)
+    if args.trace_out and not args.bmc:
+        raise ConfigError("--trace-out needs --bmc (a CTI is not a trace from the initial state)")
+    from checker.outputs import check_outputs
+
+    check_outputs(files=[("--trace-out", args.trace_out)], inputs=[("the config file", args.config_file)])
+    encoding = _encoding_follows(args, rc)
+    size_key = _SIZE_KEY[rc.model]
+    report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
+                              "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets,
+                              "model_source": model_source().as_json(), "encoding_check": encoding}
+    if args.bmc:
+        text = _run_bmc(args, rc, ctx, model, targets, report)
+    else:
+        text = _run_induction(args, ctx, model, targets, report)
+    text = text.replace("voters:     ", f"{size_key + ':':<12}", 1)
+    text = text.replace("\n", f"\nmodel source: {model_source().text()}\nencoding:   {_encoding_text(encoding)}\n", 1)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(text)
+    return EXIT[report["result"]]
+
+
+def _run_induction(args: argparse.Namespace, ctx: Any, model: Any, targets: list[str], report: dict[str, Any]) -> str:
+    from checker.traces.render import trace_json
+    from checker.proofs.induction import conjuncts_for, prove
+
+    from checker.heartbeat import Heartbeat
+
+    def progress(c: Any) -> None:
+        heartbeat.beat(f"{c.what}: {c.answer}")
+        if not args.quiet:
+            print(f"kcheck: {c.what}: {c.answer} ({c.seconds:.2f}s)", file=sys.stderr, flush=True)
+
+    t0 = time.monotonic()
+    with Heartbeat("prove", None if args.quiet else sys.stderr) as heartbeat:  # a query may take minutes
+        o = prove(ctx, targets, timeout_s=args.timeout, symmetric=not args.all_actions, progress=progress)
+    wall = time.monotonic() - t0
+    from checker.proofs.induction import encoding_of
+
+    lemmas = [n for n in conjuncts_for(targets, encoding_of(ctx).support) if n not in targets]
+    report.update({"mode": "induction", "result": o.result, "lemmas": lemmas, "queries": len(o.checks),
+                   "seconds": round(wall, 3), "solver_seconds": round(o.seconds, 3),
+                   "never_enabled": o.never_enabled, "reason": o.reason, "cti": None})
+    lines = [f"model:      {report['model']}", f"variant:    {report['variant']}",
+             f"voters:     {ctx.n}", f"invariants: {', '.join(targets)}",
+             f"lemmas:     {', '.join(lemmas) or 'none'}", f"result:     {o.result}" + (f" ({o.reason})" if o.reason else ""),
+             f"queries:    {len(o.checks)}", f"seconds:    {wall:.2f} ({o.seconds:.2f} in Z3)"]
+    if o.never_enabled:
+        lines.append(f"never enabled under Inv: {', '.join(o.never_enabled)}")
+    if o.cti is not None:
+        cti = o.cti
+        label = _Label("a state satisfying Inv (not necessarily reachable)")
+        trace = [(label, cti.pre)] if cti.action is None else [(label, cti.pre), (cti.action, cti.post)]
+        try:
+            steps = trace_json(model, [(None, cti.pre)] + ([(cti.action, cti.post)] if cti.action else []))
+        except Exception:  # a CTI state outside the model's domains (no lemma bounds it)
+            steps = [{"action": None, "state": repr(cti.pre)}] + (
+                [{"action": repr(cti.action), "state": repr(cti.post)}] if cti.action else [])
+        report["cti"] = {"conjunct": cti.conjunct, "action": None if cti.action is None else repr(cti.action),
+                         "trace": steps}
+        if cti.action is None:
+            lines += ["", f"the initial state violates {cti.conjunct}:", _render(model, [(_Label('initial state'), cti.pre)])]
+        else:
+            lines += ["", f"counterexample to induction: {cti.conjunct} is not preserved by {cti.action!r}",
+                      _render(model, trace, None),
+                      f"  {cti.conjunct} holds before step 1 and fails after it"]
+            if cti.ghosts:
+                lines.append(f"  ghosts of state 0, at epochs 0..{ctx.p.max_epoch}:")
+                lines += [f"     {k}: {v}" for k, v in cti.ghosts.items()]
+                report["cti"]["ghosts"] = cti.ghosts
+    return "\n".join(lines)
+
+
+def _run_bmc(args: argparse.Namespace, rc: RunConfig, ctx: Any, model: Any, targets: list[str],
+             report: dict[str, Any]) -> str:
+    from checker.traces import itf
+    from checker.traces.render import trace_json
+    from checker.proofs.bmc import EncodingDrift, bmc
+
+    from checker.heartbeat import Heartbeat
+
+    def progress(k: int, seconds: float) -> None:
+        heartbeat.beat(f"depth {k} checked")
+        if not args.quiet:
+            print(f"kcheck: depth {k} checked ({seconds:.2f}s)", file=sys.stderr, flush=True)
+
+    try:
+        with Heartbeat("prove --bmc", None if args.quiet else sys.stderr) as heartbeat:  # a depth may take minutes
+            o = bmc(ctx, model, targets, args.bmc, timeout_s=args.timeout, progress=progress)
+    except EncodingDrift as e:
+        raise ConfigError(f"internal error: the symbolic encoding drifted from the model: {e}") from e
+    report.update({"mode": "bmc", "result": o.result, "bound": args.bmc, "depth_checked": o.depth,
+                   "seconds": round(o.seconds, 3), "violation": None})
+    lines = [f"model:      {report['model']}", f"variant:    {report['variant']}", f"voters:     {ctx.n}",
+             f"invariants: {', '.join(targets)}", f"bmc bound:  {args.bmc}",
+             f"result:     {o.result}" + {"ok": " (no violation within the bound)",
+                                              "interrupted": " (stopped: no violation up to the depth checked)"}.get(o.result, ""),
+             f"depth checked: {o.depth}", f"seconds:    {o.seconds:.2f}"]
+    if o.trace:
+        report["violation"] = {"invariant": o.invariant, "trace": trace_json(model, o.trace)}
+        lines += ["", f"counterexample: invariant {o.invariant} violated after {len(o.trace) - 1} step(s)",
+                  _render(model, o.trace, o.invariant)]
+        if args.trace_out:
+            doc = itf.to_itf(model, o.trace, itf.run_meta(rc, invariant=o.invariant, engine="bmc"))
+            itf.write(args.trace_out, doc)
+    return "\n".join(lines)

@@ -1,0 +1,148 @@
+"""`kcheck prove --model kraft --size any`: election safety for every number of voters.
+
+The every-size encoding (checker/proofs/kraft_param.py) proves what spec/proofs.md, "Every
+cluster size", lists; anything else asked of it is refused in one line (exit 2) rather than
+answered for a fixed size under the name "any".
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from checker.config import ConfigError
+from checker.provenance import model_source
+
+ANY = "any"
+EXIT = {"proved": 0, "cti": 1, "vacuous": 1, "unknown": 3}
+
+
+def size(parse_int: Any) -> Any:
+    """The --size type: `any`, or what parse_int accepts."""
+    def parse(text: str) -> Any:
+        if text.strip().lower() == ANY:
+            return ANY
+        try:
+            return parse_int(text)
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentTypeError(f"{e} (or `any`: every number of voters)") from None
+
+    return parse
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    for flag, on in (("--bmc", args.bmc), ("--trace-out", args.trace_out), ("--all-actions", args.all_actions)):
+        if on:
+            raise ConfigError(f"--size any proves by induction over every node at once; {flag} needs a fixed --size N")
+
+
+def _encoding_covers(variant: str, c: Any, quiet: bool) -> dict[str, Any]:
+    """Every transition of a sample of the model's states (BFS and walks of `default`, as
+    tests/test_prove_any.py takes) must be a step of the every-size encoding, or nothing is proved.
+    Run on every proof: checker/proofs/checked_against.json vouches for the fixed-size encodings
+    only, so the model's recorded digest says nothing of this one."""
+    from checker.config import load_config
+    from checker.proofs import conformance, param_conformance
+
+    if not quiet:
+        print("kcheck: checking that every model step of a sample is a step of the every-size encoding",
+              file=sys.stderr, flush=True)
+    t0 = time.monotonic()
+    model = load_config(model="kraft", preset="default", variant=variant, overrides=["symmetry=false"]).build()
+    states = conformance.sample(model, 300) + conformance.walk_sample(model, walks=30, depth=30, seed=3)
+    report = param_conformance.check_transitions(model, states, c)
+    seconds = time.monotonic() - t0
+    if report.failures:
+        first = " ".join(report.failures[0].split())[:300]
+        raise ConfigError(f"the every-size kraft encoding does not cover the model's sources as they are now "
+                          f"({report.transitions:,} transitions checked in {seconds:.1f} s): {first}; nothing is "
+                          "proved (spec/proofs.md, \"Every cluster size\")")
+    return {"how": f"covers the model: {report.transitions:,} transitions of a sample checked in {seconds:.1f} s",
+            "transitions": report.transitions}
+
+
+def run(args: argparse.Namespace) -> int:
+    from checker.cli.options import run_config
+    from checker.heartbeat import Heartbeat
+    from checker.proofs.kraft_param import PCtx
+    from checker.proofs.kraft_param_inv import INVARIANTS, NOT_FOR_ANY_SIZE, conjuncts
+    from checker.proofs.param_induction import prove_any
+    from model.kraft.variants import Protocol
+
+    _check_options(args)
+    if args.model is None and args.config_file is None:
+        args.model = "kraft"
+    rc = run_config(args)
+    if rc.model != "kraft":
+        raise ConfigError(f"--size any has an encoding for --model kraft only; {rc.model} is proved for fixed sizes")
+    if args.timeout <= 0:
+        raise ConfigError(f"--timeout must be positive, got {args.timeout}")
+    targets = list(args.invariant) or list(INVARIANTS)
+    for name in targets:
+        if name in NOT_FOR_ANY_SIZE:
+            raise ConfigError(f"--size any proves {', '.join(INVARIANTS)} only; {name} is not proved for every size "
+                              f"(spec/proofs.md says which invariants are proved for a fixed --size N)")
+        if name not in INVARIANTS:
+            raise ConfigError(f"unknown invariant {name!r} (--size any proves: {', '.join(INVARIANTS)})")
+    config = dict(rc.config)
+    if config.get("voter_changes", 0) or config.get("spares", 0):
+        raise ConfigError("the any-size encoding has a static voter set; set voter_changes=0 and spares=0 "
+                          "(spec/proofs.md, \"Every cluster size\")")
+    c = PCtx(Protocol.of(rc.variant), stale_requests=bool(config["stale_requests"]))
+    encoding = _encoding_covers(rc.variant, c, args.quiet)
+    lemmas = [n for n in conjuncts(c, targets) if n not in targets]
+
+    def progress(ch: Any) -> None:
+        heartbeat.beat(f"{ch.what}: {ch.answer}")
+        if not args.quiet:
+            print(f"kcheck: {ch.what}: {ch.answer} ({ch.seconds:.2f}s)", file=sys.stderr, flush=True)
+
+    t0 = time.monotonic()
+    with Heartbeat("prove", None if args.quiet else sys.stderr) as heartbeat:
+        o = prove_any(c, targets, timeout_s=args.timeout, progress=progress)
+    wall = time.monotonic() - t0
+    report: dict[str, Any] = {
+        "model": "kraft", "variant": rc.variant, "preset": rc.preset, "voters": ANY, "mode": "induction",
+        "invariants": targets, "lemmas": lemmas, "result": o.result, "queries": len(o.checks),
+        "seconds": round(wall, 3), "solver_seconds": round(o.seconds, 3), "never_enabled": o.never_enabled,
+        "reason": o.reason, "not_for_any_size": list(NOT_FOR_ANY_SIZE), "cti": None,
+        "model_source": model_source().as_json(), "encoding_check": encoding}
+    lines = [f"model:      kraft", f"model source: {model_source().text()}", f"variant:    {rc.variant}",
+             f"encoding:   {encoding['how']}",
+             "voters:     any (nodes an uninterpreted sort; majorities quorums, any two of which share a member)",
+             f"invariants: {', '.join(targets)}", f"lemmas:     {', '.join(lemmas)}",
+             f"result:     {o.result}" + (f" ({o.reason})" if o.reason else ""),
+             f"queries:    {len(o.checks)}", f"seconds:    {wall:.2f} ({o.seconds:.2f} in Z3)"]
+    if o.never_enabled:
+        lines.append(f"never enabled under Inv: {', '.join(o.never_enabled)}")
+    if o.result == "proved":
+        lines.append(f"not proved for every size: {', '.join(NOT_FOR_ANY_SIZE)} (spec/proofs.md: which are "
+                     "proved for fixed sizes)")
+    if o.cti is not None:
+        lines += _render_cti(o.cti)
+        report["cti"] = {"conjunct": o.cti.conjunct, "action": o.cti.action, "nodes": o.cti.nodes,
+                         "pre": o.cti.pre, "post": o.cti.post}
+    print(json.dumps(report) if args.json else "\n".join(lines))
+    return EXIT[o.result]
+
+
+def _render_cti(cti: Any) -> list[str]:
+    from checker.proofs.param_induction import render
+
+    names = ", ".join(x["id"] for x in cti.pre["node"])
+    if cti.action is None:
+        return ["", f"the initial state violates {cti.conjunct} (a model with {cti.nodes} nodes: {names}):",
+                *render(cti.pre)]
+    quorums = "; ".join("{" + ", ".join(q) + "}" for q in cti.pre["quorums"])
+    return ["", f"counterexample to induction: {cti.conjunct} is not preserved by {cti.action}",
+            f"  a finite model Z3 found: {cti.nodes} nodes ({names}); quorums {quorums or 'none'}",
+            "  0. a state satisfying Inv (not necessarily reachable)", *render(cti.pre),
+            f"  1. {cti.action} (the lines that changed)", *_changed(render(cti.pre), render(cti.post)),
+            f"  {cti.conjunct} holds before step 1 and fails after it"]
+
+
+def _changed(before: list[str], after: list[str]) -> list[str]:
+    old = set(before)
+    return [x for x in after if x not in old] or ["     (nothing encoded changed)"]
