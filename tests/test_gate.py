@@ -68,7 +68,24 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[
 
 def without_timing(report: dict[str, Any]) -> dict[str, Any]:
     rows = [{k: v for k, v in r.items() if k not in ("seconds", "cpu_seconds")} for r in report["rows"]]
-    return {**{k: v for k, v in report.items() if k != "seconds"}, "rows": rows}
+    return {**{k: v for k, v in report.items() if k not in ("seconds", "schedule")}, "rows": rows}
+
+
+def test_a_finished_run_reports_its_critical_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The longest row bounds the wall time whatever the jobs; the rows' seconds over the jobs too."""
+    path = str(write(tmp_path, MIXED))
+    code, out, err = run(capsys, path, "--jobs", "2", "--json")
+    report = json.loads(out)
+    s, rows = report["schedule"], report["rows"]
+    longest = max(rows, key=lambda r: r["seconds"])
+    total = sum(r["seconds"] for r in rows)
+    assert (s["jobs"], s["longest_row"]) == (2, longest["name"])
+    assert s["longest_seconds"] == pytest.approx(longest["seconds"], abs=1e-3)
+    assert s["rows_seconds"] == pytest.approx(total, abs=1e-2)
+    assert s["least_wall_seconds"] == pytest.approx(max(longest["seconds"], total / 2), abs=1e-2)
+    assert s["wall_seconds"] == pytest.approx(report["seconds"], abs=1e-3)
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"gate: critical path: {longest['name']} (") and "2 job(s) need at least" in last, err
 
 
 # --- pass / fail -----------------------------------------------------------------------------------

@@ -815,8 +815,26 @@ def junit_report(verdicts: Sequence[Verdict], gate_file: str) -> bytes:
     return ET.tostring(suite, encoding="utf-8", xml_declaration=True) + b"\n"
 
 
+def schedule(verdicts: Sequence[Verdict], seconds: float, jobs: int) -> dict[str, Any]:
+    """Where a gate run's wall time went: its longest row (the critical path: no number of jobs ends
+    sooner) and the rows' seconds in all, which `jobs` processes need at least a `jobs`-th of."""
+    longest = max(verdicts, key=lambda v: v.outcome.seconds, default=None)
+    total = sum(v.outcome.seconds for v in verdicts)
+    slowest = longest.outcome.seconds if longest else 0.0
+    lanes = max(1, min(jobs, len(verdicts)))
+    return {"jobs": jobs, "wall_seconds": round(seconds, 3), "rows_seconds": round(total, 3),
+            "longest_row": longest.row.name if longest else None, "longest_seconds": round(slowest, 3),
+            "least_wall_seconds": round(max(slowest, total / lanes), 3)}
+
+
+def schedule_line(s: dict[str, Any]) -> str:
+    return (f"critical path: {s['longest_row']} ({s['longest_seconds']:.1f} s); the rows took {s['rows_seconds']:.1f} s"
+            f" in all, so {s['jobs']} job(s) need at least {s['least_wall_seconds']:.1f} s; this run took"
+            f" {s['wall_seconds']:.1f} s")
+
+
 def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float,
-                unfinished: Sequence[str] | None = None) -> dict[str, Any]:
+                unfinished: Sequence[str] | None = None, jobs: int | None = None) -> dict[str, Any]:
     """The --json object; `unfinished`: the rows an interruption cut short or never started
     (then `interrupted` is true and `rows` holds only those that finished)."""
     rows = []
@@ -831,7 +849,8 @@ def json_report(verdicts: Sequence[Verdict], gate_file: str, seconds: float,
     return {"gate_file": gate_file, "rows": rows, "passed": sum(v.passed for v in verdicts),
             "failed": sum(not v.passed for v in verdicts), "seconds": round(seconds, 3),
             "model_source": model_source().as_json(),
-            "interrupted": unfinished is not None, "unfinished": list(unfinished or [])}
+            "interrupted": unfinished is not None, "unfinished": list(unfinished or []),
+            **({"schedule": schedule(verdicts, seconds, jobs)} if jobs is not None and unfinished is None else {})}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -978,8 +997,9 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - start
 
     verdicts = [reporter.verdicts[row.name] for row in rows]  # the gate file's order
+    reporter.say(schedule_line(schedule(verdicts, seconds, args.jobs)))
     if args.json:
-        print(json.dumps(json_report(verdicts, str(path), seconds)))
+        print(json.dumps(json_report(verdicts, str(path), seconds, jobs=args.jobs)))
     else:
         print(text_report(verdicts, seconds))
     if args.markdown:
