@@ -76,9 +76,13 @@ def test_the_pages_come_with_the_package(installed: Path, tmp_path: Path) -> Non
 def _edited_checkout(tmp_path: Path) -> Path:
     """A copy of this checkout whose model lets a follower join the ISR one offset early."""
     copy = tmp_path / "kcheck"
-    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "__pycache__", "*.so", "_compiled_sources.json", "*.egg-info", ".pytest_cache",
-        ".hypothesis", "traces"))
+    built = shutil.ignore_patterns(".git", ".venv", "build", "__pycache__", "*.so", "_compiled_sources.json",
+                                   "*.egg-info", ".pytest_cache", ".hypothesis")
+
+    def ignore(folder: str, names: list[str]) -> set[str]:  # the top-level traces/, not checker/traces/
+        return set(built(folder, names)) | ({"traces"} & set(names) if Path(folder) == ROOT else set())
+
+    shutil.copytree(ROOT, copy, ignore=ignore)
     rule = copy / "model" / "replication" / "partition.py"
     text = rule.read_text()
     assert "    if follower_leo < leader_hw:\n" in text
