@@ -385,11 +385,16 @@ def restart_process(s: State, c: PCtx, st: Step, i: Any) -> State:
 # --- Common handling (client.maybe_transition, handle_common_response) --------------------------
 
 
+def has_consistent_leader(s: State, i: Any, has_l: Any, l: Any, epoch: Any) -> Any:
+    """rules.has_consistent_leader (KafkaRaftClient.hasConsistentLeader)."""
+    return z3.If(z3.And(has_l, l == i), s.role(i) == LEADER,
+                 z3.Or(epoch != s.epoch(i), z3.Not(has_l), z3.Not(s.has_leader(i)), l == s.leader(i)))
+
+
 def maybe_transition(s: State, c: PCtx, st: Step, i: Any, has_l: Any, l: Any, epoch: Any) -> State:
     """client.maybe_transition (KafkaRaftClient.maybeTransition); an inconsistent leader
     restarts the process (client.inconsistent_leader)."""
-    consistent = z3.If(z3.And(has_l, l == i), s.role(i) == LEADER,
-                       z3.Or(epoch != s.epoch(i), z3.Not(has_l), z3.Not(s.has_leader(i)), l == s.leader(i)))
+    consistent = has_consistent_leader(s, i, has_l, l, epoch)
     higher = ite(has_l, become_follower(s, c, st, i, epoch, l), become_unattached(s, c, i, epoch))
     learn = z3.And(has_l, z3.Not(s.has_leader(i)))
     return ite(z3.Not(consistent), restart_process(s, c, st, i),
@@ -540,8 +545,7 @@ def handle_begin_quorum_epoch_request(s: State, c: PCtx, st: Step, l: Any, i: An
                      error=z3.IntVal(FENCED_LEADER_EPOCH))
     after = maybe_transition(s1, c, st, i, z3.BoolVal(True), l, m_epoch)
     # an observer (a lost disk's new directory) answers INVALID_VOTER_KEY with the epoch and leader it now knows
-    consistent = z3.If(l == i, s.role(i) == LEADER,
-                       z3.Or(m_epoch != s.epoch(i), z3.Not(s.has_leader(i)), l == s.leader(i)))
+    consistent = has_consistent_leader(s, i, z3.BoolVal(True), l, m_epoch)
     # (the transition resets only the connections i asked on, so answering after it is the same)
     answered = respond(after, live, "bqer", i, l, epoch=after.epoch(i), has_leader=after.has_leader(i),
                        leader=after.leader(i), error=z3.IntVal(INVALID_VOTER_KEY))
