@@ -332,3 +332,25 @@ def test_kcheck_conform_drives_every_replication_trace(jvm: None, capsys: pytest
     parted = {t["variant"]: t["step"] for t in report["traces"] if t["result"] == "parted"}
     assert parted == {"fenced-may-join-isr": 5, "no-broker-epoch-in-alter-partition": 16,
                       "reassignment-keeps-leader-epoch": 5, "unclean-restart-keeps-elr": 9}
+
+
+def test_ci_runs_a_seeded_sample_of_each_model(jvm: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """`.ci/run` drives a sample seeded by the commit on the real code for both models; the
+    replication line, run here with another seed, agrees over every preset and drives every
+    controller action kind."""
+    import json
+    import shlex
+
+    from checker import cli
+    lines = [line for line in open(os.path.join(ROOT, ".ci", "run")).read().splitlines()
+             if line.startswith(".venv/bin/kcheck conform ")]
+    models = {shlex.split(line)[shlex.split(line).index("--model") + 1]: line for line in lines}
+    assert set(models) == {"kraft", "replication"}, lines
+    argv = shlex.split(models["replication"])[1:]
+    assert "--swarm" in argv and "--seed" in argv and "--preset" not in argv and int(argv[argv.index("--walks") + 1]) >= 240
+    argv[argv.index("--seed") + 1] = "11"
+    assert cli.main([*argv, "--json", "--kafka-classpath", os.environ["KCHECK_KAFKA_CLASSPATH"]]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["result"] == "agree" and report["behaviours"] == int(argv[argv.index("--walks") + 1])
+    for kind in CONTROLLER_KINDS:
+        assert report["action_counts"].get(kind, 0) > 0, kind
