@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from checker.config import ConfigError, load_config
+from checker.provenance import model_source
 
 EXIT_OK, EXIT_SURVIVORS, EXIT_INTERRUPTED = 0, 1, 3
 
@@ -257,10 +258,12 @@ def _run_baseline(args: argparse.Namespace, target: Any, mutants: Sequence[Any],
         interrupted = True
     seconds = time.perf_counter() - start
     if args.json:
-        print(json.dumps({"model": args.model, "baseline": args.baseline, "mutants": results, "skipped": skipped,
+        print(json.dumps({"model": args.model, "model_source": model_source().as_json(), "baseline": args.baseline,
+                          "mutants": results, "skipped": skipped,
                           "lost": len(lost), "seconds": round(seconds, 1), "interrupted": interrupted,
                           "not_run": len(killed) - len(results)}, indent=1))
     else:
+        print(f"model source: {model_source().text()}")
         for line in lost:
             print(f"NOT KILLED: {line}")
         print(f"{len(results) - len(lost)} of {len(results)} mutant(s) the baseline kills are still killed "
