@@ -374,3 +374,32 @@ def test_ci_runs_a_seeded_sample_of_each_model(jvm: None, capsys: pytest.Capture
     assert report["result"] == "agree" and report["behaviours"] == int(argv[argv.index("--walks") + 1])
     for kind in CONTROLLER_KINDS:
         assert report["action_counts"].get(kind, 0) > 0, kind
+
+
+def test_a_difference_is_reported_with_a_trace_render_draws(jvm: None, monkeypatch: pytest.MonkeyPatch,
+                                                            tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command's difference report, as for the kraft model: exit 1, the step and both values in
+    --json, and an ITF trace of the behaviour up to the difference that kcheck render draws."""
+    import json
+
+    from checker import cli
+    from model.replication import controller as rules
+
+    def wrong(brokers: tuple, broker_id: int) -> bool:  # forgets the fencing: a fenced broker may lead
+        reg = brokers[broker_id] if 0 <= broker_id < len(brokers) else None
+        return reg is not None and not reg.in_controlled_shutdown
+
+    monkeypatch.setattr(rules, "_is_active", wrong)
+    trace = tmp_path / "diff.itf.json"
+    code = cli.main(["conform", "--model", "replication", "--preset", "zombie-leader", "--walks", "200", "--depth", "40",
+                     "--seed", "0", "--json", "--trace-out", str(trace),
+                     "--kafka-classpath", os.environ["KCHECK_KAFKA_CLASSPATH"]])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["result"] == "difference", report["result"]
+    doc = json.loads(trace.read_text())
+    difference = doc["#meta"]["difference"]
+    assert difference["step"] == len(doc["states"]) - 1 and doc["#meta"]["model"] == "replication"
+    assert "partition.leader" in json.dumps(difference), difference
+    monkeypatch.undo()
+    page = tmp_path / "diff.html"
+    assert cli.main(["render", str(trace), "--html", str(page), "--quiet"]) == 0 and page.stat().st_size > 0
