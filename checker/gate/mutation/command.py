@@ -92,12 +92,14 @@ def _select(args: argparse.Namespace, mutants: list[Any]) -> list[Any]:
 
 
 def _check_outputs(args: argparse.Namespace, gate_path: Path, judgement_path: Path) -> None:
-    from checker.outputs import check_outputs
+    from checker.gate.gate import load_gate
+    from checker.outputs import check_outputs, plugin_inputs
 
+    plugins = [] if args.presets else sorted({p for r in load_gate(gate_path) for p in r.plugins})
     check_outputs(files=[("--markdown", args.markdown)],
                   inputs=[("the gate file", None if args.presets else str(gate_path)),
                           ("the judgements file", str(judgement_path) if judgement_path.is_file() else None),
-                          ("the baseline report", args.baseline)])
+                          ("the baseline report", args.baseline), *plugin_inputs(plugins)])
 
 
 def _spark(args: argparse.Namespace) -> Any:
