@@ -185,3 +185,17 @@ def test_an_output_that_is_a_plugin_file_is_bad_input(tmp_path: Path, capsys: py
     assert code == 2, captured
     assert captured.err.count("\n") == 1 and "overwrite" in captured.err and "p.py" in captured.err, captured.err
     assert _digests(tmp_path) == before  # the plugin is as it was
+
+
+@pytest.mark.parametrize("which", ["--trace-out T", "--trace-out D", "--trace-out X --simulate-out X"])
+def test_conform_checks_its_outputs_before_it_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     which: str) -> None:
+    """kcheck conform's --trace-out: not over a trace it drives, not a directory, not its
+    --simulate-out; one line, exit 2, before any Kafka class path is looked for."""
+    argv = _argv(tmp_path, "conform --model kraft --walks 0 --traces T " + which.replace(" D", " " + str(tmp_path)))
+    before = _digests(tmp_path)
+    code = cli.main(argv + ["--kafka-classpath", str(tmp_path / "no-such-kafka")])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.err.count("\n") == 1, captured
+    assert "--trace-out" in captured.err and "class path" not in captured.err and "jar" not in captured.err, captured.err
+    assert _digests(tmp_path) == before
