@@ -12,6 +12,11 @@ from checker.config import ConfigError
 Named = Tuple[str, Optional[str]]  # (what the path is, as the user named it; the path or None)
 
 
+def plugin_inputs(paths: Iterable[str]) -> list[Named]:
+    """The plugin files of a run, as inputs: an output over one would lose the user's change."""
+    return [("the plugin file", p) for p in paths or ()]
+
+
 def check_outputs(files: Iterable[Named] = (), dirs: Iterable[Named] = (), inputs: Iterable[Named] = ()) -> None:
     """Every output file and directory can be written, and no output file is an input or another
     output of the same run: `kcheck render T --html T` is bad input, found before anything is read

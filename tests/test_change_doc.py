@@ -18,7 +18,7 @@ from tests.test_installed import installed  # noqa: F401 - the session's non-edi
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "change.md"
-# not run here: it mutates the built-in model, not the change (minutes; docs/mutate.md's tests cover it)
+# not run here: minutes of searches; test_change_md_mutate_commands_print_what_the_page_shows runs them (slow tier)
 NOT_RUN = ("kcheck mutate",)
 
 
@@ -120,3 +120,31 @@ def test_change_md_runs_as_written(installed: Path, tmp_path: Path) -> None:  # 
     assert plugin_lines and all(f"(sha256 {digest[:16]})" in x for x in plugin_lines)
     assert (cwd / "traces" / "replication" / "hw-quorum.itf.json").is_file()
     assert (cwd / "hw-quorum.html").is_file()
+
+
+@pytest.mark.slow  # a search of smoke for each of the page's eleven mutants: minutes
+def test_change_md_mutate_commands_print_what_the_page_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's `kcheck mutate` commands, which test_change_md_runs_as_written leaves out, run here
+    (in-process, beside the page's files): the exit code and every line the page shows."""
+    from checker import cli
+
+    for name, text in files().items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    ran = 0
+    for step in steps():
+        if step.kind != "commands" or not step.commands[0].startswith(NOT_RUN):
+            continue
+        assert len(step.commands) == 1, step.commands
+        line, _, comment = step.commands[0].partition("  #")
+        m = re.search(r"exit (\d)", comment)
+        code = cli.main(shlex.split(line)[1:])
+        out, err = capsys.readouterr()
+        assert code == (int(m.group(1)) if m else 0), (line, err[-2000:])
+        printed = {_normal(x) for x in (out + err).splitlines()}
+        for expected in step.expected:
+            if expected.strip() != "..." and not expected.startswith("#"):
+                assert _normal(expected) in printed, (line, expected)
+        ran += 1
+    assert ran == 2

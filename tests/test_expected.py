@@ -22,9 +22,13 @@ def _whole_run(capsys: pytest.CaptureFixture[str], model: str, preset: str) -> i
     code = cli.main(["check", "--model", model, "--preset", preset, "--quiet", "--no-liveness", "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["result"] == "ok", report["result"]
-    if model == "replication" and preset == "smoke":  # spec/replication.md's row gives its depth too
-        assert f"{report['distinct_states']:,} states, depth {report['depth']} " in _spec_row(preset)
+    if model == "replication" and preset in ("smoke", "default"):  # spec/replication.md's row gives its depth too
+        assert _spec_depth(preset) == report["depth"], (preset, report["depth"])
     return report["distinct_states"]
+
+
+def _spec_depth(preset: str) -> int:
+    return int(re.search(r"\bdepth (\d+)\b", _spec_row(preset)).group(1))  # type: ignore[union-attr]
 
 
 def _spec_row(preset: str) -> str:
@@ -50,6 +54,12 @@ def test_the_docs_give_the_same_figures() -> None:
     for (model, preset), states in WHOLE_RUN.items():
         if model == "replication":
             assert f"{states:,}" in _spec_row(preset), (preset, _spec_row(preset))
+    # README and the quick start give the default's count (and README its depth) without a table
+    default = WHOLE_RUN[("replication", "default")]
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"The default run explores {default:,} distinct states (depth {_spec_depth('default')})" in readme
+    assert f"{default:,} states" in " ".join((ROOT / "docs" / "quickstart.md").read_text().split())
+    assert _spec_depth("smoke") and _spec_depth("default")
     performance = (ROOT / "docs" / "performance.md").read_text()
     # the kraft default's row there was measured before the observer's INVALID_VOTER_KEY answer; the
     # count since is spec/variants.md's

@@ -194,6 +194,8 @@ def test_baseline_check_fails_when_a_killed_mutant_survives(toy: None, tmp_path:
     code, out, _ = _mutate(capsys, *args)
     assert code == 0, out
     assert "7 of 7 mutant(s) the baseline kills are still killed" in out
+    from checker.provenance import model_source
+    assert out.splitlines()[0] == f"model source: {model_source().text()}"
     # a baseline that claims a survivor was killed: the check must notice
     report = json.loads(baseline.read_text())
     for m in report["mutants"]:
@@ -452,3 +454,18 @@ def test_the_documented_kill_rates_follow_from_the_recorded_runs() -> None:
     for model, cell in zip(("kraft", "replication"), row.split("|")[2:4]):
         killed, denominator = _tally(model)
         assert f"{killed} of {denominator} ({100 * killed / denominator:.1f}%)" in cell, (model, cell)
+
+
+def test_the_report_names_the_model_source_it_mutated(toy: None, capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path) -> None:
+    """As every other run's, mutate's header, --json and Markdown report name the model source."""
+    from checker.provenance import model_source
+
+    source = model_source()
+    md = tmp_path / "m.md"
+    _, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1", "--json", "--markdown", str(md),
+                        "--only", "*actions:compare:0")
+    assert json.loads(out)["model_source"] == source.as_json()
+    assert f"`{source.path}` (sha256 `{source.sha256}`)" in md.read_text()
+    _, out, _ = _mutate(capsys, "--model", "toy", "--presets", "tight", "--jobs", "1", "--only", "*actions:compare:0")
+    assert out.splitlines()[1] == f"model source: {source.text()}"

@@ -150,3 +150,52 @@ def test_distinct_outputs_are_still_written(tmp_path: Path, capsys: pytest.Captu
     trace.write_bytes(TRACE.read_bytes())
     assert cli.main(["render", str(trace), "--html", str(tmp_path / "t.html"), "--quiet"]) == 0
     assert (tmp_path / "t.html").stat().st_size > 0
+
+
+# The same with a plugin file P (an input too: writing over it loses the user's change); PG is a
+# gate file whose row names P.
+PLUGIN_COLLISIONS = {
+    "check --plugin P --trace-out P": "check --plugin P --variant mine --preset smoke --max-states 50 --trace-out P",
+    "check --plugin P --html P": "check --plugin P --variant mine --preset smoke --max-states 50 --html P",
+    "simulate --plugin P --trace-out P": "simulate --plugin P --variant mine --walks 1 --depth 2 --trace-out P",
+    "replay T --plugin P --html P": "replay T --plugin P --html P",
+    "graph --plugin P --out P": "graph --plugin P --variant mine --preset smoke --out P",
+    "gate PG --junit P": "gate PG --junit P",
+    "gate PG --markdown P": "gate PG --markdown P",
+    "mutate --gate PG --markdown P": "mutate --model kraft --gate PG --markdown P",
+}
+
+
+@pytest.mark.parametrize("which", PLUGIN_COLLISIONS)
+def test_an_output_that_is_a_plugin_file_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      which: str) -> None:
+    argv = _argv(tmp_path, PLUGIN_COLLISIONS[which])
+    plugin = tmp_path / "p.py"
+    from checker import plugin as plugins
+    plugins.activate([])  # an earlier test's plugin, still in force in this process, would hold the name
+    assert cli.main(["new-variant", "mine", "--model", "kraft", "--out", str(plugin)]) == 0
+    gate = tmp_path / "pgate.toml"
+    gate.write_text('[[row]]\nname = "tiny"\nmodel = "kraft"\nvariant = "kafka-4.1"\nexpect = "holds"\n'
+                    'max_states = 20\nplugin = "p.py"\n')
+    argv = [{"P": str(plugin), "PG": str(gate)}.get(word, word) for word in argv]
+    capsys.readouterr()
+    before = _digests(tmp_path)
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    assert code == 2, captured
+    assert captured.err.count("\n") == 1 and "overwrite" in captured.err and "p.py" in captured.err, captured.err
+    assert _digests(tmp_path) == before  # the plugin is as it was
+
+
+@pytest.mark.parametrize("which", ["--trace-out T", "--trace-out D", "--trace-out X --simulate-out X"])
+def test_conform_checks_its_outputs_before_it_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     which: str) -> None:
+    """kcheck conform's --trace-out: not over a trace it drives, not a directory, not its
+    --simulate-out; one line, exit 2, before any Kafka class path is looked for."""
+    argv = _argv(tmp_path, "conform --model kraft --walks 0 --traces T " + which.replace(" D", " " + str(tmp_path)))
+    before = _digests(tmp_path)
+    code = cli.main(argv + ["--kafka-classpath", str(tmp_path / "no-such-kafka")])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.err.count("\n") == 1, captured
+    assert "--trace-out" in captured.err and "class path" not in captured.err and "jar" not in captured.err, captured.err
+    assert _digests(tmp_path) == before

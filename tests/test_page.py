@@ -97,6 +97,7 @@ def test_render_writes_a_self_contained_page(tmp_path, capsys):
     assert d["property"]["name"] == "candidate_completeness"
     assert "value 0 acked at offset 0" in d["property"]["witness"]  # the replay found the model's state
     assert len(d["rows"]) == len(json.loads(R1.read_text())["states"])
+    assert "replication_factor=0 (every broker)" in d["meta"]["config_text"]
 
 
 def test_render_rejects_bad_input_in_one_line(tmp_path, capsys):
@@ -136,6 +137,9 @@ def test_the_page_steps_with_keys_and_clicks(browser, tmp_path):
     assert main(["render", str(R1), "--html", str(out)]) == 0
     browser.open(out.as_uri())
     assert browser.errors == []
+    # the config echo says what a special value means, as the text reports do
+    meta = browser.eval("document.getElementById('meta').textContent")
+    assert "replication_factor=0 (every broker)" in meta and "max_faults=2 " in meta, meta
     last = len(page_json(out)["rows"]) - 1
     assert browser.eval("kcheckSelected()") == last  # opens on the broken state
     assert browser.eval("document.getElementById('property-name').textContent") == "candidate_completeness"

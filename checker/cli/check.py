@@ -11,7 +11,7 @@ from checker import stop
 from checker.search.common import Progress, Result
 from checker.search.run import explore
 from checker.config import ConfigError, RunConfig, clamp_note
-from checker.outputs import check_outputs
+from checker.outputs import check_outputs, plugin_inputs
 from checker.provenance import model_source
 from checker.traces.render import render_text, trace_json
 from checker.selection import select_invariants
@@ -356,7 +356,8 @@ def _run_check(args: argparse.Namespace) -> int:
         args.workers = default_workers()
     rc = run_config(args)
     check_outputs(files=[("--trace-out", args.trace_out), ("--html", args.html)],
-                  inputs=[("the config file", args.config_file), ("the run directory", args.run_dir or args.resume)])
+                  inputs=[("the config file", args.config_file), ("the run directory", args.run_dir or args.resume),
+                          *plugin_inputs(args.plugins)])
     model = select_invariants(rc.build(), args.invariants)
     total = _expected_states(args, rc)
     progress = None if args.quiet else progress_printer(sys.stderr, total)

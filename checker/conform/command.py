@@ -65,9 +65,9 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigError("nothing to drive: --walks 0, no --traces, no --simulate")
     if args.simulate and args.model != "kraft":
         raise ConfigError("--simulate runs the kraft nodes only (--model kraft)")
-    if args.simulate_out:
-        from checker.outputs import check_dir
-        check_dir("--simulate-out", args.simulate_out)
+    from checker.outputs import check_outputs
+    check_outputs(files=[("--trace-out", args.trace_out)], dirs=[("--simulate-out", args.simulate_out)],
+                  inputs=[("a trace of --traces", t) for t in args.traces or []])
     definition = load_definition(args.model)
     jars = resolve_classpath(args.kafka_classpath)
     adapter_cls = adapter_for(args.model)

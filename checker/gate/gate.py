@@ -890,11 +890,13 @@ def _gate_path(args: argparse.Namespace) -> Path:
 
 def _check_outputs(args: argparse.Namespace, rows: Sequence[Row], gate_path: Path) -> None:
     """Bad output paths and trace-file collisions are bad input, found before anything runs."""
-    from checker.outputs import check_outputs
+    from checker.outputs import check_outputs, plugin_inputs
 
     check_outputs(files=[("--junit", args.junit), ("--markdown", args.markdown)],
                   dirs=[("--write-traces", args.write_traces), ("--html-dir", args.html_dir)],
-                  inputs=[("the gate file", str(gate_path)), ("--traces", args.traces)])
+                  inputs=[("the gate file", str(gate_path)), ("--traces", args.traces),
+                          # every row's, not only the selected rows': each is the user's file
+                          *plugin_inputs(sorted({p for r in load_gate(gate_path) for p in r.plugins}))])
     if args.traces and not os.path.isdir(args.traces):
         raise ConfigError(f"--traces {args.traces}: no such directory (create it with --write-traces {args.traces})")
     if args.traces or args.write_traces:

@@ -587,10 +587,10 @@ def run(args: argparse.Namespace) -> int:
     """`kcheck replay`: 0 valid, 1 invalid, 2 bad input, 3 incomplete."""
     from checker.cli.options import activate_plugins
     from checker.heartbeat import Heartbeat
-    from checker.outputs import check_outputs
+    from checker.outputs import check_outputs, plugin_inputs
 
+    check_outputs(files=[("--html", args.html)], inputs=[("the trace", args.trace), *plugin_inputs(args.plugins)])
     activate_plugins(args)
-    check_outputs(files=[("--html", args.html)], inputs=[("the trace", args.trace)])
     with Heartbeat(f"replay: reading {args.trace}", None if args.quiet else sys.stderr):  # a large trace
         doc = itf.load(args.trace)
         rc = trace_config(doc, args.trace, args.model, args.variant, args.preset, args.overrides)

@@ -128,9 +128,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """0 written, 2 bad input or too large."""
     from checker.cli.options import run_config
-    from checker.outputs import check_outputs
+    from checker.outputs import check_outputs, plugin_inputs
 
-    check_outputs(files=[("--out", args.out)], inputs=[("the config file", args.config_file)])
+    check_outputs(files=[("--out", args.out)],
+                  inputs=[("the config file", args.config_file), *plugin_inputs(args.plugins)])
     rc = run_config(args)
     model = rc.build()
     try:

@@ -89,7 +89,7 @@ def page_data(steps: Sequence[Step], timeline: Any, *, title: str, meta: dict[st
             open_messages.setdefault(ident, []).append(arrow)
     return {
         "title": title,
-        "meta": meta,
+        "meta": _with_config_text(meta),
         "lanes": lanes,
         "rows": rows,
         "arrows": arrows,
@@ -98,6 +98,20 @@ def page_data(steps: Sequence[Step], timeline: Any, *, title: str, meta: dict[st
         "property": prop,
         "loop": loop,
     }
+
+
+def _with_config_text(meta: dict[str, Any]) -> dict[str, Any]:
+    """The meta with `config_text`, the config echo of the text reports: a value that stands for
+    something else says what (`replication_factor=0 (every broker)`)."""
+    from checker.config import ConfigError, config_text, load_definition
+
+    if not isinstance(meta.get("config"), dict) or "model" not in meta:
+        return meta
+    try:
+        definition = load_definition(str(meta["model"]))
+    except ConfigError:  # a trace of a model this install does not have: its values as they are
+        return meta
+    return {**meta, "config_text": config_text(definition, meta["config"])}
 
 
 def render_page(data: dict[str, Any]) -> str:

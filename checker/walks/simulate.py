@@ -178,10 +178,10 @@ def _check_options(args: argparse.Namespace) -> str:
                 raise ConfigError(f"{option} needs --guided")
     if args.novelty and (not args.guided or args.cells != "state"):
         raise ConfigError("--novelty needs --guided --cells state")
-    from checker.outputs import check_outputs
+    from checker.outputs import check_outputs, plugin_inputs
 
     check_outputs(files=[("--trace-out", args.trace_out), ("--html", args.html)],
-                  inputs=[("the config file", args.config_file)])
+                  inputs=[("the config file", args.config_file), *plugin_inputs(args.plugins)])
     return engine
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from checker.config import ConfigError, load_config
+from checker.provenance import model_source
 
 EXIT_OK, EXIT_SURVIVORS, EXIT_INTERRUPTED = 0, 1, 3
 
@@ -91,12 +92,14 @@ def _select(args: argparse.Namespace, mutants: list[Any]) -> list[Any]:
 
 
 def _check_outputs(args: argparse.Namespace, gate_path: Path, judgement_path: Path) -> None:
-    from checker.outputs import check_outputs
+    from checker.gate.gate import load_gate
+    from checker.outputs import check_outputs, plugin_inputs
 
+    plugins = [] if args.presets else sorted({p for r in load_gate(gate_path) for p in r.plugins})
     check_outputs(files=[("--markdown", args.markdown)],
                   inputs=[("the gate file", None if args.presets else str(gate_path)),
                           ("the judgements file", str(judgement_path) if judgement_path.is_file() else None),
-                          ("the baseline report", args.baseline)])
+                          ("the baseline report", args.baseline), *plugin_inputs(plugins)])
 
 
 def _spark(args: argparse.Namespace) -> Any:
@@ -257,10 +260,12 @@ def _run_baseline(args: argparse.Namespace, target: Any, mutants: Sequence[Any],
         interrupted = True
     seconds = time.perf_counter() - start
     if args.json:
-        print(json.dumps({"model": args.model, "baseline": args.baseline, "mutants": results, "skipped": skipped,
+        print(json.dumps({"model": args.model, "model_source": model_source().as_json(), "baseline": args.baseline,
+                          "mutants": results, "skipped": skipped,
                           "lost": len(lost), "seconds": round(seconds, 1), "interrupted": interrupted,
                           "not_run": len(killed) - len(results)}, indent=1))
     else:
+        print(f"model source: {model_source().text()}")
         for line in lost:
             print(f"NOT KILLED: {line}")
         print(f"{len(results) - len(lost)} of {len(results)} mutant(s) the baseline kills are still killed "

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from checker.gate.mutation.analysis import Analysis, Fate
+from checker.provenance import model_source
 from checker.gate.mutation.judgements import EXCUSED, Judgement
 
 # Fates, in the order the summary lists them.
@@ -64,7 +65,9 @@ def to_json(a: Analysis, judged: Mapping[str, Judgement], stale: list[str], gate
             "rows_changed": list(f.rows_changed), "killed_by": _killer(f), "seconds": round(f.seconds, 2),
             "judgement": {"verdict": j.verdict, "reason": j.reason} if j else None,
         })
-    return {"model": a.model, "gate_file": gate_file, "rows": rows, "mutants": mutants,
+    # the model source whose code was mutated, as every run names the one it checked
+    return {"model": a.model, "model_source": model_source().as_json(), "gate_file": gate_file, "rows": rows,
+            "mutants": mutants,
             "summary": summary(a, judged), "stale_judgements": stale, "seconds": round(a.seconds, 1),
             "interrupted": a.interrupted}
 
@@ -111,7 +114,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
 def text(report: dict[str, Any], matrix: bool = True) -> str:
     rows = report["rows"]
     out = [f"kcheck mutate: model {report['model']}, {len(report['mutants'])} mutant(s), "
-           f"{len(rows)} row(s) of {report['gate_file']}", ""]
+           f"{len(rows)} row(s) of {report['gate_file']}",
+           f"model source: {report['model_source']['path']} (sha256 {report['model_source']['sha256'][:12]})", ""]
     out.append("rows (in the order they run: cheap rows first saves time):")
     for r in rows:
         states = "not run" if r["kafka_states"] is None else f"{r['kafka_states']:,} Kafka 4.1 states" + (
@@ -146,7 +150,9 @@ def _md(text: str) -> str:
 
 def markdown(report: dict[str, Any]) -> str:
     rows = report["rows"]
-    out = [f"# kcheck mutate: {report['model']}", ""] + [f"- {line}" for line in summary_lines(report)] + [""]
+    source = report["model_source"]
+    out = [f"# kcheck mutate: {report['model']}", "", f"Model source: `{source['path']}` (sha256 `{source['sha256']}`)",
+           ""] + [f"- {line}" for line in summary_lines(report)] + [""]
     survivors = [m for m in report["mutants"] if m["status"] in ("survived", "budget")]
     out += ["## Survivors", ""]
     if survivors:
