@@ -111,6 +111,9 @@ def _shape(path: str, module: ModuleType) -> Extension:
             raise _error(path, f"variant {c.variant.name!r}: replace must map 'module:function' to a function")
         if c.next_state is not None and not callable(c.next_state):
             raise _error(path, f"variant {c.variant.name!r}: next_state must be a function")
+        if c.variant.switches_off:  # built-in rules come from the base variant; a plugin changes code instead
+            raise _error(path, f"variant {c.variant.name!r}: switches_off is for built-in variants; a plugin "
+                               f"starts from its base's rules (base=...) and changes them with replace or next_state")
         if not c.replace and c.next_state is None:
             raise _error(path, f"variant {c.variant.name!r} changes nothing: give it replace={{...}} or next_state=...")
     properties = getattr(module, "properties", None)

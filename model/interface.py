@@ -120,6 +120,24 @@ class Variant:
     # the invariants the expectation is checked with (empty: all); for a story that another
     # invariant would pre-empt (`kcheck check --invariant`)
     invariants: tuple[str, ...] = ()
+    # the model's rule switches (fields of its rules class, True = Kafka 4.1) this variant turns
+    # off: the one place a variant's rules are declared (`rules_of`)
+    switches_off: tuple[str, ...] = ()
+
+
+def rules_of(rules: type, variants: Sequence[Variant], name: str, model: str) -> Any:
+    """The rules a variant runs under: `rules` (a frozen dataclass of bool switches, all True by
+    default) with the variant's `switches_off` turned off. An unknown name, or a switch the
+    rules class lacks, raises KeyError."""
+    known = {v.name: v for v in variants}
+    if name not in known:
+        raise KeyError(f"unknown {model} variant {name!r}; known: {', '.join(known)}")
+    fields = rules.__dataclass_fields__
+    off = known[name].switches_off
+    for switch in off:
+        if switch not in fields:
+            raise KeyError(f"{model} variant {name!r} turns off {switch!r}, which is not a switch of {rules.__name__}")
+    return rules(**{switch: False for switch in off})
 
 
 class Model(Protocol):

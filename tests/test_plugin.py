@@ -157,6 +157,9 @@ BAD = {
     "variants-shape": ("MODEL = 'replication'\nVARIANTS = ['hw-quorum']\n", "VARIANTS must be a list of Change(...)"),
     "no-change": (HEAD + "MODEL = 'replication'\nVARIANTS = [Change(Variant('x', 'nothing'))]\n",
                   "variant 'x' changes nothing"),
+    "switches-off": (HEAD + "MODEL = 'replication'\nVARIANTS = [Change(Variant('x', 'y', switches_off=('check_leso',)), "
+                     "next_state=lambda m, s, a, base: base(s, a))]\n",
+                     "variant 'x': switches_off is for built-in variants"),
     "bad-target": (HEAD + "MODEL = 'replication'\n"
                    "VARIANTS = [Change(Variant('x', 'y'), replace={'model.replication.partition:nope': print})]\n",
                    "replace: 'model.replication.partition:nope': no such function in the model"),

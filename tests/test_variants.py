@@ -7,7 +7,9 @@ import pytest
 from checker.search.run import explore
 from checker.config import ConfigError, load_config, load_definition
 from checker.selection import select_invariants
-from model.replication.variants import Rules
+from model.interface import Variant, rules_of
+from model.kraft.variants import VARIANTS as KRAFT_VARIANTS, Protocol
+from model.replication.variants import VARIANTS as REPLICATION_VARIANTS, Rules
 
 
 def test_every_replication_variant_has_rules_and_unknown_ones_are_refused() -> None:
@@ -16,6 +18,22 @@ def test_every_replication_variant_has_rules_and_unknown_ones_are_refused() -> N
     assert sum(Rules.of(n) == Rules() for n in names) == 5  # kafka-4.1 and the four configuration variants
     with pytest.raises(KeyError):
         Rules.of("no-such-variant")
+
+
+@pytest.mark.parametrize("rules, variants", [(Rules, REPLICATION_VARIANTS), (Protocol, KRAFT_VARIANTS)])
+def test_a_variant_is_declared_once_its_rules_are_its_switches_off(rules, variants) -> None:
+    """VARIANTS is the one place: a variant's rules are Kafka 4.1's with exactly its switches_off
+    turned off, and every switch of the rules class is turned off by some variant (none is dead)."""
+    for v in variants:
+        r = rules.of(v.name)
+        assert {f for f in rules.__dataclass_fields__ if not getattr(r, f)} == set(v.switches_off), v.name
+    assert set(rules.__dataclass_fields__) == {f for v in variants for f in v.switches_off}
+
+
+def test_a_switch_the_rules_lack_is_refused() -> None:
+    bad = (Variant("x", "y", switches_off=("check_lesso",)),)
+    with pytest.raises(KeyError, match="turns off 'check_lesso', which is not a switch of Rules"):
+        rules_of(Rules, bad, "x", "replication")
 
 
 def test_configuration_variant_forces_its_key() -> None:

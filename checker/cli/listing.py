@@ -35,7 +35,7 @@ def describe_model(name: str) -> dict[str, Any]:
         "description": definition.description,
         "variants": [
             {"name": v.name, "bug_id": v.bug_id, "description": v.description, "expect": v.expect,
-             "preset": v.preset, "reference": v.reference,
+             "preset": v.preset, "reference": v.reference, "switches_off": list(v.switches_off),
              **({"plugin": plugins[v.name]} if v.name in plugins else {})}  # a plugin's variant: its file
             for v in definition.variants
         ],

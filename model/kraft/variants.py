@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model.interface import Variant
+from model.interface import Variant, rules_of
 
 VARIANTS = (
     Variant("kafka-4.1", "Kafka 4.1 KRaft as released (kraft.version 1): every mechanism on"),
@@ -16,6 +16,7 @@ VARIANTS = (
         bug_id="K1",
         reference="LeaderState.maybeUpdateHighWatermark; Raft thesis 3.6.2 (Figure 3.7)",
         preset="figure8",
+        switches_off=("epoch_start_hw", "leader_change_record"),
     ),
     Variant(
         "vote-without-log-check",
@@ -24,6 +25,7 @@ VARIANTS = (
         bug_id="K2",
         reference="KafkaRaftClient.handleVoteRequest; Raft 5.4.1",
         preset="elections",
+        switches_off=("vote_log_check",),
     ),
     Variant(
         "vote-not-persisted",
@@ -32,6 +34,7 @@ VARIANTS = (
         bug_id="K3",
         reference="QuorumState.unattachedAddVotedState (durableTransitionTo)",
         preset="restart",
+        switches_off=("persist_vote",),
     ),
     Variant(
         "same-identity-after-disk-loss",
@@ -41,6 +44,7 @@ VARIANTS = (
         bug_id="K4",
         reference="KIP-853 (ReplicaKey directory id, KafkaRaftClient.isValidVoterKey)",
         preset="disk-loss",
+        switches_off=("directory_id",),
     ),
     Variant(
         "fetch-only-from-voters",
@@ -51,6 +55,7 @@ VARIANTS = (
         bug_id="K6",
         reference="KafkaRaftClient.handleFetchRequest (KIP-853: no membership check)",
         preset="reconfig",
+        switches_off=("fetch_from_any",),
     ),
     Variant(
         "voter-change-before-hw",
@@ -61,6 +66,7 @@ VARIANTS = (
         bug_id="K5",
         reference="KafkaRaftClient.handleAddVoterRequest, handleRemoveVoterRequest (KIP-853); raft-dev 2015",
         preset="voter-race",
+        switches_off=("fence_previous_leaders",),
     ),
     Variant(
         "overlapping-voter-changes",
@@ -72,6 +78,7 @@ VARIANTS = (
         bug_id="K10",
         reference="AddVoterHandler, RemoveVoterHandler (last VotersRecord below the HW); Raft thesis 4.1",
         preset="two-additions",
+        switches_off=("one_voter_change_at_a_time",),
     ),
     Variant(
         "no-pre-vote",
@@ -82,6 +89,7 @@ VARIANTS = (
         bug_id="K7",
         reference="KIP-996",
         preset="rejoin",
+        switches_off=("pre_vote",),
     ),
     Variant(
         "no-check-quorum",
@@ -91,6 +99,7 @@ VARIANTS = (
         bug_id="K8",
         reference="KIP-996; KAFKA-15489 (LeaderState check quorum)",
         preset="isolated-leader",
+        switches_off=("check_quorum",),
     ),
     Variant(
         "no-pre-vote-no-check-quorum",
@@ -100,6 +109,7 @@ VARIANTS = (
         bug_id="K9",
         reference="KIP-996",
         preset="isolated-leader",
+        switches_off=("pre_vote", "check_quorum"),
     ),
 )
 
@@ -125,19 +135,5 @@ class Protocol:
 
     @classmethod
     def of(cls, variant: str) -> "Protocol":
-        table = {
-            "kafka-4.1": cls(),
-            "commit-by-count": cls(epoch_start_hw=False, leader_change_record=False),
-            "vote-without-log-check": cls(vote_log_check=False),
-            "vote-not-persisted": cls(persist_vote=False),
-            "same-identity-after-disk-loss": cls(directory_id=False),
-            "fetch-only-from-voters": cls(fetch_from_any=False),
-            "voter-change-before-hw": cls(fence_previous_leaders=False),
-            "overlapping-voter-changes": cls(one_voter_change_at_a_time=False),
-            "no-pre-vote": cls(pre_vote=False),
-            "no-check-quorum": cls(check_quorum=False),
-            "no-pre-vote-no-check-quorum": cls(pre_vote=False, check_quorum=False),
-        }
-        if variant not in table:
-            raise KeyError(f"unknown kraft variant {variant!r}; known: {', '.join(table)}")
-        return table[variant]
+        """The switches of `variant`, from its `switches_off` in VARIANTS."""
+        return rules_of(cls, VARIANTS, variant, "kraft")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model.interface import Variant
+from model.interface import Variant, rules_of
 
 VARIANTS = (
     Variant("kafka-4.1", "Kafka 4.1 as released: every safety mechanism on"),
@@ -13,6 +13,7 @@ VARIANTS = (
         expect="candidate_completeness",
         bug_id="R1",
         reference="KIP-101",
+        switches_off=("truncate_by_epoch",),
     ),
     Variant(
         "truncate-to-hw-diverge",
@@ -24,6 +25,7 @@ VARIANTS = (
         reference="KIP-101",
         preset="epoch-lookup",
         invariants=("log_matching",),
+        switches_off=("truncate_by_epoch",),
     ),
     Variant(
         "hw-ignores-min-isr",
@@ -31,6 +33,7 @@ VARIANTS = (
         expect="candidate_completeness",
         bug_id="R12",
         reference="KIP-966 (strict min ISR)",
+        switches_off=("strict_min_isr",),
     ),
     Variant(
         "no-broker-epoch-in-alter-partition",
@@ -38,6 +41,7 @@ VARIANTS = (
         expect="candidate_completeness",
         bug_id="R9",
         reference="KIP-903, KAFKA-14139",
+        switches_off=("member_broker_epochs",),
     ),
     Variant(
         "epoch-lookup-first-larger",
@@ -47,6 +51,7 @@ VARIANTS = (
         bug_id="R3",
         reference="KIP-279, LeaderEpochFileCache.endOffsetFor",
         preset="epoch-lookup",
+        switches_off=("epoch_lookup_floor",),
     ),
     Variant(
         "isr-expand-without-leso",
@@ -54,6 +59,7 @@ VARIANTS = (
         expect="candidate_completeness",
         bug_id="R5",
         reference="Partition.isFollowerInSync (leaderEpochStartOffsetOpt)",
+        switches_off=("check_leso",),
     ),
     Variant(
         "record-fetch-on-divergence",
@@ -62,6 +68,7 @@ VARIANTS = (
         bug_id="R6",
         reference="KAFKA-13141, Partition.fetchRecords",
         preset="two-values",
+        switches_off=("skip_position_on_divergence",),
     ),
     Variant(
         "hw-without-maximal-isr",
@@ -70,6 +77,7 @@ VARIANTS = (
         bug_id="R7",
         reference="KIP-497 (maximal ISR), Partition.maybeIncrementLeaderHW",
         preset="smoke",
+        switches_off=("hw_maximal_isr",),
     ),
     Variant(
         "fenced-may-join-isr",
@@ -78,6 +86,7 @@ VARIANTS = (
         bug_id="R8",
         reference="KIP-841, ReplicationControlManager.validateAlterPartitionData, Partition.isReplicaIsrEligible",
         preset="smoke",
+        switches_off=("member_fenced_check",),
     ),
     Variant(
         "accept-stale-broker-epoch-fetch",
@@ -86,6 +95,7 @@ VARIANTS = (
         bug_id="R10",
         reference="KAFKA-15221, Replica.updateFetchStateOrThrow",
         preset="stale-fetch",
+        switches_off=("stale_fetch_check",),
     ),
     Variant(
         "no-elr",
@@ -103,6 +113,7 @@ VARIANTS = (
         expect="candidate_completeness",
         bug_id="R13",
         reference="KIP-966, KAFKA-15586, ReplicationControlManager.handleBrokerUncleanShutdown",
+        switches_off=("unclean_shutdown_leaves_elr",),
     ),
     Variant(
         "unclean-election",
@@ -134,6 +145,7 @@ VARIANTS = (
         bug_id="R4",
         reference="KIP-320, Partition.fetchRecords (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH)",
         preset="zombie-leader",
+        switches_off=("current_leader_epoch",),
     ),
     Variant(
         "hw-waits-for-ineligible",
@@ -144,6 +156,7 @@ VARIANTS = (
         bug_id="R18",
         reference="KAFKA-15021, KAFKA-15109, Partition.maybeIncrementLeaderHW (isReplicaIsrEligible)",
         preset="smoke",
+        switches_off=("hw_skips_ineligible",),
     ),
     Variant(
         "reassignment-keeps-leader-epoch",
@@ -154,6 +167,7 @@ VARIANTS = (
         bug_id="R19",
         reference="PartitionChangeBuilder.triggerLeaderEpochBumpForReplicaReassignmentIfNeeded, Partition.makeLeader",
         preset="reassignment",
+        switches_off=("reassignment_epoch_bump",),
     ),
     Variant(
         "reassignment-leaves-elr",
@@ -176,6 +190,7 @@ VARIANTS = (
         bug_id="H1",
         reference="Partition.makeLeader (partition epoch >= local), found by kcheck",
         preset="smoke",
+        switches_off=("metadata_before_response",),
     ),
     Variant(
         "alter-partition-response-before-commit",
@@ -185,6 +200,7 @@ VARIANTS = (
         bug_id="C1",
         reference="QuorumController.ControllerWriteEvent (the purgatory waits for the commit), renounce",
         preset="controller-failover",
+        switches_off=("response_after_commit",),
     ),
     Variant(
         "replay-uncommitted-metadata",
@@ -194,6 +210,7 @@ VARIANTS = (
         bug_id="C2",
         reference="KafkaRaftClient (listeners see committed batches only), MetadataLoader",
         preset="controller-failover",
+        switches_off=("replay_committed_only",),
     ),
     Variant(
         "read-uncommitted-registrations",
@@ -206,6 +223,7 @@ VARIANTS = (
         bug_id="C3",
         reference="KRaftMetadataCache (brokers' metadata image: committed records only), Replica.updateFetchStateOrThrow",
         preset="stale-fetch-failover",
+        switches_off=("committed_registrations",),
     ),
     Variant(
         "fence-with-stale-fetch-queued",
@@ -217,6 +235,7 @@ VARIANTS = (
         bug_id="H2",
         reference="Replica.updateFetchStateOrThrow, KRaftMetadataCache.getAliveBrokerEpoch (KAFKA-15221 fix), found by kcheck",
         preset="stale-fetch",
+        switches_off=("no_fence_with_stale_fetch",),
     ),
 )
 
@@ -246,33 +265,5 @@ class Rules:
 
     @classmethod
     def of(cls, variant: str) -> "Rules":
-        table = {
-            "kafka-4.1": cls(),
-            "truncate-to-hw": cls(truncate_by_epoch=False),
-            "truncate-to-hw-diverge": cls(truncate_by_epoch=False),
-            "hw-ignores-min-isr": cls(strict_min_isr=False),
-            "no-broker-epoch-in-alter-partition": cls(member_broker_epochs=False),
-            "response-before-metadata": cls(metadata_before_response=False),
-            "fence-with-stale-fetch-queued": cls(no_fence_with_stale_fetch=False),
-            "epoch-lookup-first-larger": cls(epoch_lookup_floor=False),
-            "isr-expand-without-leso": cls(check_leso=False),
-            "record-fetch-on-divergence": cls(skip_position_on_divergence=False),
-            "hw-without-maximal-isr": cls(hw_maximal_isr=False),
-            "fenced-may-join-isr": cls(member_fenced_check=False),
-            "accept-stale-broker-epoch-fetch": cls(stale_fetch_check=False),
-            "unclean-restart-keeps-elr": cls(unclean_shutdown_leaves_elr=False),
-            "no-current-epoch-in-fetch": cls(current_leader_epoch=False),
-            "hw-waits-for-ineligible": cls(hw_skips_ineligible=False),
-            "reassignment-keeps-leader-epoch": cls(reassignment_epoch_bump=False),
-            "alter-partition-response-before-commit": cls(response_after_commit=False),
-            "replay-uncommitted-metadata": cls(replay_committed_only=False),
-            "read-uncommitted-registrations": cls(committed_registrations=False),
-            # configuration variants: Kafka 4.1's rules under a configuration the variant forces
-            "no-elr": cls(),
-            "unclean-election": cls(),
-            "elect-leaders-unclean": cls(),
-            "reassignment-leaves-elr": cls(),
-        }
-        if variant not in table:
-            raise KeyError(f"unknown replication variant {variant!r}; known: {', '.join(table)}")
-        return table[variant]
+        """The switches of `variant`, from its `switches_off` in VARIANTS."""
+        return rules_of(cls, VARIANTS, variant, "replication")
