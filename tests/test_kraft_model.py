@@ -390,3 +390,23 @@ def test_observer_answers_begin_quorum_epoch_with_invalid_voter_key():
     assert answer.kind == BQE_RESPONSE and answer.error == INVALID_VOTER_KEY and (answer.epoch, answer.leader) == (1, 0)
     t = m.next_state(s, A.HandleBeginQuorumEpochResponse(2, 0))
     assert t.nodes == s.nodes and t.network == ()
+
+
+def test_a_lost_disk_observer_restarts_as_its_leaders_follower():
+    """QuorumState.initialize: the quorum-state file of a replica back from a lost disk names the
+    leader it follows, and a restart brings it back as that leader's Follower, not Unattached
+    (found by kcheck conform's trace validation of KafkaRaftClient); it still holds no vote."""
+    from model.kraft.rules import UNATTACHED
+
+    m = build("disk-loss", "no-pre-vote", faults=2, restarts=1)
+    s = m.init_states()[0]
+    for a in (A.DiskLoss(2), A.ElectionTimeout(0), A.SendVote(0, 1), A.HandleVoteRequest(0, 1),
+              A.HandleVoteResponse(1, 0), A.SendBeginQuorumEpoch(0, 2), A.HandleBeginQuorumEpochRequest(0, 2)):
+        s = m.next_state(s, a)
+        assert s is not None, a
+    t = m.next_state(s, A.Restart(2))
+    assert (t.nodes[2].role, t.nodes[2].epoch, t.nodes[2].leader, t.nodes[2].voted) == (FOLLOWER, 1, 0, -1)
+    assert t.nodes[2].observer
+    # an observer that knows no leader comes back Unattached, as before
+    u = m.next_state(m.next_state(m.init_states()[0], A.DiskLoss(2)), A.Restart(2))
+    assert (u.nodes[2].role, u.nodes[2].leader) == (UNATTACHED, -1)

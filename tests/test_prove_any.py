@@ -113,6 +113,21 @@ def test_every_model_step_is_a_step_of_the_encoding(preset, variant):
     assert r.kinds == kinds and r.transitions > 20
 
 
+def test_an_observer_restarting_as_its_leaders_follower_is_a_step_of_the_encoding():
+    """Two faults (a lost disk, then a restart), which no shipped preset allows: the restart of an
+    observer that knows its leader is a step of the encoding (it comes back that leader's Follower)."""
+    variant = "no-pre-vote"
+    rc = load_config(model="kraft", preset="disk-loss", variant=variant,
+                     overrides=["faults=2", "restarts=1", "symmetry=false"])
+    model = rc.build()
+    states = [s for s in C.sample(model, 4000) if any(n.observer and n.leader >= 0 for n in s.nodes)]
+    restarts = [(s, a) for s in states for a in model.actions(s)
+                if type(a).__name__ == "Restart" and s.nodes[a.node].observer and s.nodes[a.node].leader >= 0]
+    assert len(restarts) > 20
+    r = P.check_transitions(model, states, K.PCtx(Protocol.of(variant), rc.config["stale_requests"]))
+    assert r.failures == [] and "Restart" in r.kinds
+
+
 def test_a_drifted_step_is_caught(monkeypatch):
     """The check can fail: an encoding whose granted vote is not persisted in Kafka 4.1."""
     rc = load_config(model="kraft", preset="smoke", overrides=["symmetry=false"])

@@ -710,9 +710,6 @@ FOLLOWER_VOTE = ("the jars' FollowerState persists no vote (ElectionState.withEl
                  " as Follower, where Kafka 4.1 (the model) restarts it as Candidate")
 
 
-OBSERVER_RESTART = ("a model gap, not yet fixed: a lost disk's observer that follows a leader restarts in the code as"
-                    " that leader's Follower (QuorumState.initialize: a stored leader whose endpoints the voter set"
-                    " knows), where the model (quorum.restart_process) brings every observer back Unattached")
 RESIGN_IN_COMMIT_STEP = ("a leader whose own removal has committed resigns in its next poll"
                          " (RemoveVoterHandler.highWatermarkUpdated -> LeaderState.requestResign, then"
                          " KafkaRaftClient.pollLeader -> transitionToResigned), where the model lets it act"
@@ -733,21 +730,10 @@ def known_divergence(state: KraftState, action: Any, successor: KraftState, real
     if isinstance(action, A.Restart):
         i = action.node
         before, after = state.nodes[i], successor.nodes[i]
-        if observer_restart(before.observer, before.role == FOLLOWER, before.leader, after.role == UNATTACHED,
-                            real.get(f"node{i}.role"), real.get(f"node{i}.leader")):
-            return OBSERVER_RESTART
         if (before.role == FOLLOWER and before.voted == i and after.role == CANDIDATE
                 and real.get(f"node{i}.role") == ROLE_NAMES[FOLLOWER] and real.get(f"node{i}.leader") == before.leader):
             return FOLLOWER_VOTE
     return None
-
-
-def observer_restart(observer: bool, following: bool, leader: int, model_unattached: bool, real_role: Any,
-                     real_leader: Any) -> bool:
-    """Whether a restart is OBSERVER_RESTART: an observer that followed `leader` comes back Unattached
-    in the model and as that leader's Follower in the code."""
-    return (observer and following and model_unattached and real_role == ROLE_NAMES[FOLLOWER]
-            and real_leader == leader)
 
 
 def _polled(action: Any) -> int | None:

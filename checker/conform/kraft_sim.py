@@ -50,7 +50,6 @@ class Simulation:
         self.a, self.model, self.p = adapter, model, model.params
         self.rng = random.Random(seed)
         self.used = {"restarts": 0, "disk_losses": 0, "losses": 0}
-        self.lost_disk: set[int] = set()  # observers since (a new directory id)
         self.appends = 0
         self.fetch_ok = False
         self.self_voted: set[int] = set()  # followers whose vote of the epoch is for themselves (FOLLOWER_VOTE)
@@ -197,7 +196,6 @@ class Simulation:
     def restart(self, n: Any, disk: bool) -> None:
         a = self.a
         if disk:
-            self.lost_disk.add(n.id)
             n.new_directory()
             n.fresh_disk()
             self.used["disk_losses"] += 1
@@ -266,9 +264,6 @@ def simulate(variant: str, runs: int, depth: int, seed: int, out_dir: str | None
             outcome = replay(model, steps)
             if outcome.result == VALID:
                 result["valid"] += 1
-            elif _observer_restart(steps, outcome, sim.lost_disk):
-                result["valid"] += 1  # valid up to that step, where the documented gap ends it
-                result["known"][K.OBSERVER_RESTART] = result["known"].get(K.OBSERVER_RESTART, 0) + 1
             elif result["first_invalid"] is None:
                 result["first_invalid"] = {"seed": run_seed, "result": outcome.result, "step": outcome.failed_step,
                                            "action": outcome.action, "document": doc}
@@ -277,15 +272,3 @@ def simulate(variant: str, runs: int, depth: int, seed: int, out_dir: str | None
         adapter.close()
     result["action_counts"] = dict(counts)
     return result
-
-
-def _observer_restart(steps: list[tuple[str | None, dict[str, Any]]], outcome: Any, lost_disk: set[int]) -> bool:
-    """Whether a replay failed at the restart of an observer following a leader, where the code brings
-    it back as that leader's Follower (K.OBSERVER_RESTART)."""
-    at = outcome.failed_step
-    if at is None or not 0 < at < len(steps) or not (steps[at][0] or "").startswith("Restart("):
-        return False
-    i = int(steps[at][0].split("=", 1)[1].rstrip(")"))
-    before, after = steps[at - 1][1]["nodes"][i], steps[at][1]["nodes"][i]
-    return K.observer_restart(i in lost_disk, before["role"] == K.ROLE_NAMES[FOLLOWER], before["leader"], True,
-                              after["role"], after["leader"])

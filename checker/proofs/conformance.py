@@ -313,12 +313,16 @@ class Sample:
     depth: int = 0
     seed: int = 0
     overrides: tuple[str, ...] = ()
+    variant: str = ""  # a variant this part is always checked on ("": the cross-check's)
 
 
 # The action kinds their transitions take are reported (CrossCheck.kinds); tests/test_symbolic_*.py list them.
 SAMPLES = {
     "kraft": (Sample("smoke", phases=2_000, overrides=("symmetry=false",)),
-              Sample("default", walks=2, depth=25, seed=7, overrides=("symmetry=false",))),
+              Sample("default", walks=2, depth=25, seed=7, overrides=("symmetry=false",)),
+              # a lost disk's observer that knows its leader, restarting (two faults; no shipped preset)
+              Sample("disk-loss", phases=4_000, overrides=("faults=2", "restarts=1", "symmetry=false"),
+                     variant="no-pre-vote")),
     "replication": (Sample("smoke", phases=300, walks=2, depth=30, seed=5),
                     Sample("default", walks=1, depth=40, seed=7)),
 }
@@ -359,9 +363,10 @@ def cross_check(model: str, variant: str = "kafka-4.1", progress: Callable[[str]
     start = time.monotonic()
     try:
         for part in SAMPLES[model]:
-            rc = load_config(model=model, preset=part.preset, variant=variant, overrides=list(part.overrides))
+            rc = load_config(model=model, preset=part.preset, variant=part.variant or variant,
+                             overrides=list(part.overrides))
             built = rc.build()
-            steps = Steps(encoding_context(model, rc.config, variant))
+            steps = Steps(encoding_context(model, rc.config, part.variant or variant))
             states = distinct_phases(built, part.phases) if part.phases else []
             if part.walks:
                 states += walk_sample(built, walks=part.walks, depth=part.depth, seed=part.seed)

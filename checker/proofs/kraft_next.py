@@ -417,7 +417,8 @@ def restart_node(c: Ctx, s: Sym, i: int) -> Sym:
 
 def restart_process(c: Ctx, s: Sym, i: int) -> Sym:
     """faults.restart_process: QuorumState.initialize from the quorum-state file and the log
-    (rules.initial_election_state); memory lost; an unwritten vote forgotten."""
+    (rules.initial_election_state); memory lost; an unwritten vote forgotten; an observer comes
+    back its known leader's Follower, else Unattached."""
     epoch, leader = s[("epoch", i)], s[("leader", i)]
     stored_vote = z3.If(s[("vpers", i)], s[("voted", i)], NO_ID)
     lle = last_epoch(c, s, i)
@@ -425,7 +426,9 @@ def restart_process(c: Ctx, s: Sym, i: int) -> Sym:
     c1 = z3.And(z3.Not(obs), epoch < lle)
     c2 = z3.And(z3.Not(obs), z3.Not(c1), leader == i)
     c3 = z3.And(z3.Not(obs), z3.Not(c1), z3.Not(c2), stored_vote == i)
-    c4 = z3.And(z3.Not(obs), z3.Not(c1), z3.Not(c2), z3.Not(c3), leader != NO_ID)
+    # an observer follows the leader it knew (every leader is a voter: its endpoints are known)
+    c4 = z3.Or(z3.And(z3.Not(obs), z3.Not(c1), z3.Not(c2), z3.Not(c3), leader != NO_ID),
+               z3.And(obs, epoch >= lle, leader != i, leader != NO_ID))
     role = z3.If(c1, UNATTACHED, z3.If(c2, RESIGNED, z3.If(c3, CANDIDATE, z3.If(c4, FOLLOWER, UNATTACHED))))
     new_epoch = z3.If(c1, lle, epoch)
     new_leader = z3.If(c2, i, z3.If(c4, leader, NO_ID))

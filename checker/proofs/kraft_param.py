@@ -361,7 +361,7 @@ def become_resigned(s: State, c: PCtx, i: Any) -> State:
 def restart_process(s: State, c: PCtx, st: Step, i: Any) -> State:
     """faults.restart_process (QuorumState.initialize, rules.initial_election_state): the role
     from the quorum-state file and the log; a vote never written is forgotten; an observer
-    comes back Unattached; then quorum.restart."""
+    comes back its known leader's Follower, else Unattached; then quorum.restart."""
     ep, lle = s.epoch(i), s.lle(i)
     stored = z3.And(s.has_voted(i), s.persisted(i))
     own_leader = z3.And(s.has_leader(i), s.leader(i) == i)
@@ -370,7 +370,9 @@ def restart_process(s: State, c: PCtx, st: Step, i: Any) -> State:
     b1 = z3.And(z3.Not(obs), ep < lle)
     b2 = z3.And(z3.Not(obs), z3.Not(b1), own_leader)
     b3 = z3.And(z3.Not(obs), z3.Not(b1), z3.Not(own_leader), own_vote)
-    b4 = z3.And(z3.Not(obs), z3.Not(b1), z3.Not(own_leader), z3.Not(own_vote), s.has_leader(i))
+    # an observer follows the leader it knew (every leader is a voter: its endpoints are known)
+    b4 = z3.Or(z3.And(z3.Not(obs), z3.Not(b1), z3.Not(own_leader), z3.Not(own_vote), s.has_leader(i)),
+               z3.And(obs, ep >= lle, z3.Not(own_leader), s.has_leader(i)))
     role = z3.If(b1, UNATTACHED, z3.If(b2, RESIGNED, z3.If(b3, CANDIDATE, z3.If(b4, FOLLOWER, UNATTACHED))))
     s2 = set_node(drop_addressed_to(s, i), i, role=role, epoch=z3.If(b1, lle, ep),
                   has_leader=z3.Or(b2, b4), leader=z3.If(b2, i, s.leader(i)),

@@ -82,8 +82,8 @@ def _election_timeout(s: KraftState, c: Context, i: int, n: Node) -> KraftState 
             return Q.become_candidate(s, c, i)
         return None
     if n.role in (UNATTACHED, CANDIDATE):
-        if rules.is_vote_granted(Q.election(c, n, i)) and (n.epoch >= c.p.max_epoch or not Q.can_become_leader(c, n)):
-            return None  # a single voter would become Candidate and Leader at once, beyond the bounds
+        if _lone_voter_beyond_bounds(c, n, i):
+            return None
         return Q.become_prospective(s, c, i)
     if n.role == PROSPECTIVE:
         return prospective_transition_after_election_loss(s, c, i)
@@ -101,10 +101,16 @@ def prospective_transition_after_election_loss(s: KraftState, c: Context, i: int
     return Q.become_unattached(s, c, i, n.epoch)
 
 
+def _lone_voter_beyond_bounds(c: Context, n: Node, i: int) -> bool:
+    """Voter i is alone in its set, so standing makes it Leader at once (its own vote is a
+    majority), and that would pass the epoch bound or its LeaderChange record would not fit."""
+    return rules.is_vote_granted(Q.election(c, n, i)) and (n.epoch >= c.p.max_epoch or not Q.can_become_leader(c, n))
+
+
 def _may_stand(c: Context, n: Node, i: int) -> bool:
-    """Without pre-vote, voter i may become Candidate in epoch + 1 within the bounds; a single voter
-    is at once Leader, so its LeaderChange record must fit too (quorum.can_become_leader)."""
-    return n.epoch < c.p.max_epoch and (not rules.is_vote_granted(Q.election(c, n, i)) or Q.can_become_leader(c, n))
+    """Without pre-vote, voter i may become Candidate in epoch + 1 within the bounds (a lone
+    voter's leadership included)."""
+    return n.epoch < c.p.max_epoch and not _lone_voter_beyond_bounds(c, n, i)
 
 
 def fetch_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
@@ -117,8 +123,8 @@ def fetch_timeout(s: KraftState, c: Context, i: int) -> KraftState | None:
         return None
     if not c.proto.pre_vote:
         return expired(Q.become_candidate(s, c, i), c) if _may_stand(c, n, i) else None
-    if rules.is_vote_granted(Q.election(c, n, i)) and (n.epoch >= c.p.max_epoch or not Q.can_become_leader(c, n)):
-        return None  # a single voter: at once Leader, beyond the bounds
+    if _lone_voter_beyond_bounds(c, n, i):
+        return None
     return expired(Q.become_prospective(s, c, i), c)
 
 

@@ -186,10 +186,12 @@ def commit(h: History, log: tuple, hw: int, epoch: int) -> History:
 def restart_process(s: KraftState, c: Context, i: int) -> KraftState:
     """Node i's process starts again from its disk (see restart)."""
     n = s.nodes[i]
-    stored_vote = n.voted if n.vote_persisted else NO_ID
+    stored_vote = NO_ID if n.observer or not n.vote_persisted else n.voted  # a new disk holds no vote
     init = rules.initial_election_state(i, n.epoch, n.leader, stored_vote, rules.last_epoch(n.log))
-    if not is_voter(c, n, i):  # an observer never stands or leads; it comes back Unattached
-        init = rules.InitialElection(rules.UNATTACHED, n.epoch, NO_ID, NO_ID if n.observer else stored_vote)
+    if not is_voter(c, n, i) and not (init.role == FOLLOWER and voters_of(c, n) >> init.leader & 1):
+        # a non-voter never stands or leads; it follows the leader it knew when its voter set
+        # gives that leader's endpoints (QuorumState.initialize), else it comes back Unattached
+        init = rules.InitialElection(rules.UNATTACHED, n.epoch, NO_ID, stored_vote)
     votes = election(c, n, i) if init.role == CANDIDATE else ()
     node = Node(init.role, init.epoch, init.leader, init.voted, n.log, NO_ID, votes, NO_ID, (), False,
                 n.observer, True)
