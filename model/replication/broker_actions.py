@@ -55,6 +55,8 @@ def last_epoch(log: tuple[LogEntry, ...]) -> int:
 
 def live_pending(history: History, brokers: tuple[Broker, ...]) -> History:
     """Drop produce requests whose leader crashed or lost its epoch: they fail, never ack."""
+    if not history.pending:
+        return history  # nothing waits (most states): no tuple to rebuild
     keep = tuple(
         p for p in history.pending
         if brokers[p.leader].alive and brokers[p.leader].leader == p.leader
