@@ -34,4 +34,6 @@ MASK = (1 << 64) - 1
 def masked_fingerprint(model: Any) -> Callable[[Any], int]:
     """`state_fingerprint` as an unsigned 64-bit int: what the visited set and the link files hold."""
     raw = state_fingerprint(model)
+    if raw is hash:  # the model's fingerprint is the built-in tuple hash: call it directly
+        return lambda s: hash(s) & MASK
     return lambda s: raw(s) & MASK

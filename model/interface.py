@@ -32,14 +32,18 @@ class Property:
     predicate: Callable[[Any], bool]
     description: str = ""
     target: Callable[[Any], bool] | None = None  # leads_to's Q; timely_invariant's vacuity guard
+    # The state's fields (attribute names) `predicate` reads, when it reads nothing else: the
+    # search then takes an `always` property as holding on a successor whose fields are the very
+    # objects (identity) of its parent's, which it checked (states are immutable). () = unknown.
+    reads: tuple[str, ...] = ()
 
     @property
     def temporal(self) -> bool:
         return self.kind in TEMPORAL
 
 
-def always(name: str, predicate: Callable[[Any], bool], description: str = "") -> Property:
-    return Property(name, "always", predicate, description)
+def always(name: str, predicate: Callable[[Any], bool], description: str = "", reads: tuple[str, ...] = ()) -> Property:
+    return Property(name, "always", predicate, description, reads=reads)
 
 
 def sometimes(name: str, predicate: Callable[[Any], bool], description: str = "") -> Property:

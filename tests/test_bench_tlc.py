@@ -24,3 +24,18 @@ def test_bench_tlc_prints_kchecks_figures_and_skips_tlc_with_a_message(tmp_path:
         assert out["kcheck"]["compiled_modules"] > 0 and out["kcheck_python"]["compiled_modules"] == 0
         assert out["kcheck_python"]["distinct_states"] == 56_775 and out["compiled_speedup"] > 0
         assert "skipped" in out["tlc"] and "ratio" not in out
+
+
+def test_bench_side_by_side_prints_both_rows_and_skips_tlc_with_a_message() -> None:
+    """bench/bench_side_by_side.py without TLC configured: kcheck's replication and kraft rows,
+    each TLC half skipped with a message (docs/performance.md, "Against TLC")."""
+    env = {k: v for k, v in os.environ.items() if k not in ("KCHECK_TLC", "KCHECK_TLC_SPECS", "KCHECK_TLC_RAFT_SPECS")}
+    command = [sys.executable, str(ROOT / "bench" / "bench_side_by_side.py"), "--preset", "smoke", "--raft-preset", "smoke"]
+    done = subprocess.run(command + ["--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["rows"]
+    assert rows["replication"]["kcheck"]["distinct_states"] == 56_775
+    assert rows["raft"]["kcheck"]["model"] == "kraft" and rows["raft"]["kcheck"]["distinct_states"] == 515
+    assert all("skipped" in row["tlc"] and row["ratio"] is None for row in rows.values())
+    table = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=True).stdout
+    assert table.startswith("| checker | work |") and "| kcheck, " in table and "replication `smoke`" in table

@@ -55,6 +55,8 @@ def last_epoch(log: tuple[LogEntry, ...]) -> int:
 
 def live_pending(history: History, brokers: tuple[Broker, ...]) -> History:
     """Drop produce requests whose leader crashed or lost its epoch: they fail, never ack."""
+    if not history.pending:
+        return history  # nothing waits (most states): no tuple to rebuild
     keep = tuple(
         p for p in history.pending
         if brokers[p.leader].alive and brokers[p.leader].leader == p.leader
@@ -109,16 +111,19 @@ def leader_progress(s: State, ctx: Context, b: int) -> State:
     if not lb.alive or lb.leader != b:
         return s
     leo = len(lb.log)
-    if ctx.r.hw_maximal_isr:
-        maximal, caught_up = lb.maximal_isr, waited_for(s, b, lb, ctx)
-    else:  # variant R7 (pre-KIP-497): the committed ISR only, a pending expansion is not waited for
-        maximal, caught_up = lb.isr, ()
-    min_isr = effective_min_isr(ctx, lb)
-    hw = leader_hw(
-        hw=lb.hw, leader_leo=leo, isr=lb.isr, maximal_isr=maximal, min_isr=min_isr, leader_id=b,
-        follower_leo={f: lb.followers[f].leo for f in range(len(s.brokers)) if f != b},
-        caught_up_eligible=caught_up, strict_min_isr=ctx.r.strict_min_isr,
-    )
+    if lb.hw >= leo:
+        hw = lb.hw  # leader_hw never passes the leader's LEO: nothing to compute (the common case)
+    else:
+        if ctx.r.hw_maximal_isr:
+            maximal, caught_up = lb.maximal_isr, waited_for(s, b, lb, ctx)
+        else:  # variant R7 (pre-KIP-497): the committed ISR only, a pending expansion is not waited for
+            maximal, caught_up = lb.isr, ()
+        min_isr = effective_min_isr(ctx, lb)
+        hw = leader_hw(
+            hw=lb.hw, leader_leo=leo, isr=lb.isr, maximal_isr=maximal, min_isr=min_isr, leader_id=b,
+            follower_leo={f: lb.followers[f].leo for f in range(len(s.brokers)) if f != b},
+            caught_up_eligible=caught_up, strict_min_isr=ctx.r.strict_min_isr,
+        )
     h = s.history
     if hw != lb.hw:
         s = s._replace(brokers=set_broker(s, b, lb._replace(hw=hw)))
@@ -129,9 +134,10 @@ def leader_progress(s: State, ctx: Context, b: int) -> State:
             if len(maximal) >= min_isr:
                 acked = tuple(sorted(acked + tuple(p.value for p in done)))
             h = h._replace(pending=tuple(p for p in h.pending if p not in done), acked=acked)
-    readable = lb.log[:hw]
-    if len(readable) > len(h.exposed) and readable[: len(h.exposed)] == h.exposed:
-        h = h._replace(exposed=readable)
+    if hw > len(h.exposed):  # else nothing readable is new
+        readable = lb.log[:hw]
+        if len(readable) > len(h.exposed) and readable[: len(h.exposed)] == h.exposed:
+            h = h._replace(exposed=readable)
     return s if h is s.history else s._replace(history=h)
 
 
