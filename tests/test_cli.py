@@ -207,7 +207,7 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     listing = json.loads(out)
     toy = next(m for m in listing["models"] if m["name"] == "toy")
     assert toy["variants"][0] == {"name": "kafka-4.1", "bug_id": "", "description": "the toy as is",
-                                  "expect": "holds", "preset": "default", "reference": ""}
+                                  "expect": "holds", "preset": "default", "reference": "", "switches_off": []}
     assert {(p["name"], p["kind"]) for p in toy["properties"]} == {("sum_below_limit", "always"),
                                                                     ("both_max", "sometimes")}
     assert toy["config_keys"][0] == {"name": "k", "type": "int", "default": 2, "min": 0, "max": 50,
