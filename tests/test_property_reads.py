@@ -1,5 +1,5 @@
 """Property.reads is a promise the search relies on: an invariant whose declared fields a
-successor shares with its parent is not evaluated again (checker/search/bfs.py). A predicate
+successor shares with its parent is not evaluated again (checker.search.common.Invariants). A predicate
 that reads a field it does not declare would then miss a violation, so every declared `reads` is
 checked here against what the predicate really reads, on the states of small searches."""
 from __future__ import annotations
@@ -81,3 +81,28 @@ def test_a_wrong_declaration_is_caught():
     p = next(p for p in model.properties if p.name == "log_matching")
     wrong = dataclasses.replace(p, reads=("controller",))
     assert undeclared_reads(wrong, _states(model, 200)) == {"brokers"}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_engine_skips_an_invariant_on_the_fields_it_declares(workers):
+    """The one-process and the multi-process search both rely on the declaration (checker.search.
+    common.Invariants): declared right, `x < 2` fails at depth 2; declared as reading `y` only, the
+    step to (2, 0), which keeps y, is not checked, so the violation is found later. Wrong on purpose,
+    to show that the skip is in force in both engines."""
+    from checker.search.common import Invariants
+    from checker.search.run import explore
+    from model.interface import always
+    from tests.test_bfs import toy
+
+    depths = {}
+    for reads in (("x",), ("y",)):
+        model = toy(4)
+        model.properties = [always("x_below_2", lambda s: s.x < 2, "x < 2", reads=reads)]
+        result = explore(model, workers=workers)
+        assert result.result == "violation"
+        depths[reads] = len(result.violation["trace"]) - 1
+    assert depths[("x",)] == 2 and depths[("y",)] > 2
+    s = toy(4).init_states()[0]
+    t = s._replace(x=2)
+    wrong = Invariants(type("M", (), {"properties": [always("x_below_2", lambda s: s.x < 2, "", reads=("y",))]})())
+    assert wrong.broken(t, s) is None and wrong.broken(t) == "x_below_2"  # without a parent: always evaluated

@@ -26,7 +26,7 @@ from checker import stop
 from checker.fingerprint import masked_fingerprint
 from checker.search import checkpoint as checkpoint_mod
 from checker.search.checkpoint import Checkpoint, RunDir
-from checker.search.common import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level,
+from checker.search.common import (INCOMPLETE, OK, VIOLATION, Invariants, Progress, Result, coverage, initial_level,
                                    record_initial, reduction_text, successor_function, violation_report)
 from checker.search.frontier import UNLIMITED, Frontier
 from checker.search.visited import FPSet
@@ -35,13 +35,7 @@ from model.interface import Model
 
 def search(model: Model, run: RunDir, max_states: int | None, progress: Callable[[Progress], None] | None,
              progress_every: float, reduce: bool, keep: int | None) -> Result:
-    always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
-    # Property.reads: an invariant whose fields a successor shares (by identity) with its parent,
-    # which passed it, is not evaluated again; `needs[i]` is the bit mask of its fields in `fields`.
-    fields = sorted({f for p in model.properties if p.kind == "always" for f in p.reads})
-    needs = [sum(1 << fields.index(f) for f in p.reads) for p in model.properties if p.kind == "always"]
-    field_bits = [(f, 1 << i) for i, f in enumerate(fields)]
-    checks = [(name, pred, need) for (name, pred), need in zip(always_props, needs)]
+    broken = Invariants(model).broken
     pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
     reached: dict[str, int] = {}
 
@@ -139,17 +133,9 @@ def search(model: Model, run: RunDir, max_states: int | None, progress: Callable
                         break
                     visited.add(fp)
                     links.add(level, fp, pfp)
-                    kept = 0  # the fields t holds as the very objects s holds
-                    for f, bit in field_bits:
-                        if getattr(t, f) is getattr(s, f):
-                            kept |= bit
-                    for name, pred, need in checks:
-                        if need and kept & need == need:
-                            continue  # s passed it on these very objects
-                        if not pred(t):
-                            outcome, bad_fp, bad_name = VIOLATION, fp, name
-                            break
-                    if outcome != OK:
+                    name = broken(t, s)
+                    if name is not None:
+                        outcome, bad_fp, bad_name = VIOLATION, fp, name
                         break
                     if pending:
                         check_sometimes(t, level)

@@ -97,6 +97,32 @@ def successor_function(model: Model, reduce: bool = True) -> Callable[[Any, Any]
     return step
 
 
+class Invariants:
+    """The model's `always` properties, in order, as every engine checks them on a new state.
+    Property.reads: an invariant is not evaluated again on a successor whose fields there are the
+    very objects its parent holds (states are immutable, and the parent passed it)."""
+
+    def __init__(self, model: Model) -> None:
+        always = [p for p in model.properties if p.kind == "always"]
+        fields = sorted({f for p in always for f in p.reads})
+        self.field_bits = [(f, 1 << i) for i, f in enumerate(fields)]
+        self.checks = [(p.name, p.predicate, sum(1 << fields.index(f) for f in p.reads)) for p in always]
+
+    def broken(self, t: Any, parent: Any = None) -> Optional[str]:
+        """The first invariant `t` breaks, or None; `parent`: the state `t` was generated from."""
+        kept = 0  # the fields t holds as the very objects its parent holds
+        if parent is not None:
+            for f, bit in self.field_bits:
+                if getattr(t, f) is getattr(parent, f):
+                    kept |= bit
+        for name, pred, need in self.checks:
+            if need and kept & need == need:
+                continue
+            if not pred(t):
+                return name
+        return None
+
+
 def initial_states(model: Model, reduce: bool = True) -> list[Any]:
     red = reduction_of(model, reduce)
     return [red(s) for s in model.init_states()] if red is not None else list(model.init_states())
@@ -116,7 +142,7 @@ class InitialLevel:
 
 def initial_level(model: Model, reduce: bool, fp_of: Callable[[Any], int], limit: int) -> InitialLevel:
     """Level 0, as every engine starts: `limit` distinct states at most (-1: no limit)."""
-    always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
+    broken = Invariants(model).broken
     out = InitialLevel([], 0, OK)
     seen: set[int] = set()
     for index, s in enumerate(initial_states(model, reduce)):
@@ -128,7 +154,7 @@ def initial_level(model: Model, reduce: bool, fp_of: Callable[[Any], int], limit
             out.outcome = INCOMPLETE
             break
         seen.add(fp)
-        name = next((n for n, pred in always_props if not pred(s)), None)
+        name = broken(s)
         if name is not None:
             out.outcome, out.bad = VIOLATION, (index, fp, name)
             break

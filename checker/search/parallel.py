@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional
 
 from checker.search import checkpoint as checkpoint_mod
 from checker import stop
-from checker.search.common import (INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, record_initial, reduction_text, successor_function, violation_report)
+from checker.search.common import (INCOMPLETE, OK, VIOLATION, Invariants, Progress, Result, coverage, initial_level, record_initial, reduction_text, successor_function, violation_report)
 from checker.fingerprint import masked_fingerprint
 from checker.search.checkpoint import Checkpoint, RunDir
 from checker.search.frontier import UNLIMITED, Frontier
@@ -351,7 +351,7 @@ def _work(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], 
           reduce: bool, index: int) -> None:
     actions = model.actions
     next_state = successor_function(model, reduce)
-    always_props = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
+    broken = Invariants(model).broken
     pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes" and p.name not in start.reached]
     type_counts: dict[type, int] = {}
     generated = start.generated
@@ -394,9 +394,9 @@ def _work(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], 
         next_frontier = new_frontier(level)
         violation: Optional[tuple[int, str]] = None
         newly: list[tuple[str, int]] = []
-        waiting: Optional[tuple[list[Any], array]] = None  # the chunk sent whose answer is still due
+        waiting: Optional[tuple[list[Any], array, list[Any]]] = None  # the chunk sent whose answer is still due
 
-        def take_answer(states: list[Any], fps: array) -> None:
+        def take_answer(states: list[Any], fps: array, parents: list[Any]) -> None:
             """Keep the successors the coordinator found new, checking every property on them."""
             nonlocal violation
             reply = conn.recv_bytes()
@@ -405,10 +405,9 @@ def _work(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], 
                     continue
                 t, fp = states[j], fps[j]
                 if violation is None:
-                    for name, pred in always_props:
-                        if not pred(t):
-                            violation = (fp, name)
-                            break
+                    name = broken(t, parents[j])
+                    if name is not None:
+                        violation = (fp, name)
                 for item in list(pending):
                     if item[1](t):
                         newly.append((item[0], level))
@@ -428,6 +427,7 @@ def _work(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], 
             fps = array("Q")
             pfps = array("Q")
             states: list[Any] = []
+            parents: list[Any] = []  # each state's, for Invariants.broken
             here: set[int] = set()
             for s, pfp in batch:
                 for a in actions(s):
@@ -444,6 +444,7 @@ def _work(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], 
                     fps.append(fp)
                     pfps.append(pfp)
                     states.append(t)
+                    parents.append(s)
             left = left_here + len(next_frontier)
             # Pipelined: this chunk goes out before the previous chunk's answer is read, so the
             # worker expands while the coordinator answers; the coordinator's order is unchanged.
@@ -451,6 +452,6 @@ def _work(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], 
             violation, newly = None, []
             if waiting is not None:
                 take_answer(*waiting)
-            waiting = (states, fps)
+            waiting = (states, fps, parents)
         frontier.close()
         frontier = next_frontier

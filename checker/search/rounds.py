@@ -103,10 +103,16 @@ def round_search(model: Model, max_rounds: int, *, max_states: int | None = None
             level = []
             for fp, s in frontier:
                 stop.check()  # a signal's request that a callback swallowed (checker/stop.py)
+                # Rounds from one state may share their first steps (an election's timers, whoever
+                # answers): such a state, the same object, is checked once. Held here, so no id is reused.
+                checked: dict[int, Any] = {}
                 for r in rounds(s):  # type: ignore[misc]
                     generated += 1
                     for i, (a, t) in enumerate(r):
                         counts[action_name(a)] = counts.get(action_name(a), 0) + 1
+                        if id(t) in checked:
+                            continue
+                        checked[id(t)] = t
                         bad = check(t, depth)
                         if bad is not None:
                             trace, taken = trace_to(fp, r[:i + 1])

@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional
 from checker import stop
 from checker.search.common import INCOMPLETE, OK, VIOLATION, Progress, Result, coverage, initial_level, initial_states
 from checker.fingerprint import masked_fingerprint
-from checker.search.common import reduction_text, successor_function
+from checker.search.common import Invariants, reduction_text, successor_function
 from checker.walks.walker import ModelSpec
 
 SHIFT = 16  # bits of an action index in a key: up to 65,536 actions a state
@@ -83,7 +83,7 @@ def _deduper(spec: ModelSpec, run_dir: str, level: int) -> Callable:
         from checker.search.visited import FPSet
 
         model = _model(spec)
-        always = [(p.name, p.predicate) for p in model.properties if p.kind == "always"]
+        broken = Invariants(model).broken  # no parent here: every invariant on every new state
         sometimes = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
         seen = FPSet()
         for at in range(level):
@@ -108,7 +108,7 @@ def _deduper(spec: ModelSpec, run_dir: str, level: int) -> Callable:
         reached: set[str] = set()
         for fp, (key, t) in best.items():
             if violation is None or key < violation[0]:
-                bad = next((name for name, pred in always if not pred(t)), None)
+                bad = broken(t)
                 if bad is not None:
                     violation = (key, bad)
             for name, pred in sometimes:

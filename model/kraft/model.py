@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, Mapping
 
 from model.kraft import actions as A
-from model.kraft import client, disruption, faults, rounds, timeline
+from model.kraft import client, disruption, faults, requests, rounds, timeline
 from model.kraft import liveness
 from model.kraft import quorum as Q
 from model.kraft.params import Params
@@ -76,32 +76,38 @@ class KraftModel:
         max_in_flight, timeouts) would enable, each with that bound."""
         if s.history.last_event != NO_EVENT:
             s = s._replace(history=s.history._replace(last_event=NO_EVENT))
-        candidates = [a for a in self.actions(s)
+        candidates = [a for a in self.actions(s, bounded=False)
                       if type(a).__name__ in liveness.FAIR_KINDS and _STEP[type(a)](s, self.ctx, a) is None]
         return liveness.bound_blocked(lambda t, c, a: _STEP[type(a)](t, c, a), candidates, s, self.ctx)
 
     def init_states(self) -> list[KraftState]:
         return [initial_state(self.params.n)]
 
-    def actions(self, s: KraftState) -> list[Any]:
-        """Candidate actions in a fixed order; next_state applies each one's full guard."""
+    def actions(self, s: KraftState, bounded: bool = True) -> list[Any]:
+        """Candidate actions in a fixed order; next_state applies each one's full guard. `bounded`
+        leaves out the requests while the network is full and the timers while their budget is
+        spent (otherwise most of the candidates), which `bound_blocked` asks for."""
         p, proto = self.params, self.ctx.proto
         out: list[Any] = []
         changes = s.changes < p.voter_changes
+        room = not bounded or requests.room(s, self.ctx)
+        timers = not bounded or client.timer_may_expire(s, self.ctx)
         for i, n in enumerate(s.nodes):
             role = n.role
             if role == FOLLOWER:
-                if not n.observer:
+                if timers and not n.observer:
                     out.append(A.FetchTimeout(i))
-                out.append(A.SendFetch(i))
+                if room:
+                    out.append(A.SendFetch(i))
             elif role == LEADER:
-                if proto.check_quorum:
+                if timers and proto.check_quorum:
                     out.append(A.CheckQuorumTimeout(i))
                 if n.leo < p.max_log:
                     out.append(A.ClientAppend(i))
-                for j in range(p.n):
-                    if j != i:
-                        out.append(A.SendBeginQuorumEpoch(i, j))
+                if room:
+                    for j in range(p.n):
+                        if j != i:
+                            out.append(A.SendBeginQuorumEpoch(i, j))
                 if p.dynamic:
                     if changes and n.leo < p.max_log:
                         for j in range(p.n):
@@ -110,12 +116,14 @@ class KraftModel:
                                 out.append(A.RemoveVoter(i, j))
                     out.append(A.ResignAfterRemoval(i))
             elif p.dynamic and role == UNATTACHED and not Q.is_voter(self.ctx, n, i):
-                for j in range(p.voters):
-                    if j != i:
-                        out.append(A.SendObserverFetch(i, j))
+                if room:
+                    for j in range(p.voters):
+                        if j != i:
+                            out.append(A.SendObserverFetch(i, j))
             elif not n.observer:
-                out.append(A.ElectionTimeout(i))
-                if role == PROSPECTIVE or role == CANDIDATE:
+                if timers:
+                    out.append(A.ElectionTimeout(i))
+                if room and (role == PROSPECTIVE or role == CANDIDATE):
                     for j, v in enumerate(n.votes):
                         if v == UNRECORDED and j != i:
                             out.append(A.SendVote(i, j))

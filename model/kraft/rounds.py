@@ -58,19 +58,29 @@ class _Trail:
         return True
 
 
-def election(step: Step, s: KraftState, node: int, grantors: Sequence[int]) -> Round | None:
-    """The node stands (timers until Prospective) and hears from `grantors` only (KafkaRaftClient
-    pollProspective/pollCandidate: a Vote request per voter, sent again where it did not fit in
-    flight, each answered)."""
+def stand(step: Step, s: KraftState, node: int) -> Round | None:
+    """The node's timers expire until it is Prospective or Candidate: the first steps of its
+    every election, whoever answers (empty if it already is)."""
     trail = _Trail(step, s)
     for _ in range(MAX_TIMERS):
         role = trail.state.nodes[node].role
         if role in (PROSPECTIVE, CANDIDATE):
-            break
+            return tuple(trail.steps)
         if not trail.take(A.FetchTimeout(node) if role == FOLLOWER else A.ElectionTimeout(node)):
             return None
-    else:
-        return None
+    return None
+
+
+def election(step: Step, s: KraftState, node: int, grantors: Sequence[int], stood: Round | None = None) -> Round | None:
+    """The node stands (timers until Prospective: `stood`, computed once for every set of
+    grantors) and hears from `grantors` only (KafkaRaftClient pollProspective/pollCandidate: a
+    Vote request per voter, sent again where it did not fit in flight, each answered)."""
+    if stood is None:
+        stood = stand(step, s, node)
+        if stood is None:
+            return None
+    trail = _Trail(step, stood[-1][1] if stood else s)
+    trail.steps.extend(stood)
     for _ in range(2 * len(s.nodes) * len(grantors)):  # two phases, a send and a delivery each
         dst = next((m.dst for m in trail.state.network
                     if m.kind == VOTE_REQUEST and m.src == node and m.dst in grantors), None)
@@ -124,10 +134,13 @@ def rounds(step: Step, actions: Sequence[Any], s: KraftState) -> Iterator[Round]
     for node, st in enumerate(s.nodes):
         if st.role == LEADER or st.observer:
             continue
+        stood = stand(step, s, node)
+        if stood is None:
+            continue
         others = [j for j in range(n) if j != node]
         for size in range(len(others) + 1):
             for grantors in combinations(others, size):
-                r = election(step, s, node, grantors)
+                r = election(step, s, node, grantors, stood)
                 if r is not None and (size == 0 or r[-1][1].nodes[node].role == LEADER):
                     yield r
     for leader, st in enumerate(s.nodes):

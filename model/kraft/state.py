@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from model.kraft.rules import LEADER, NO_ID, UNATTACHED, VOTERS_BASE, members
+from model.tuples import fast_replace
 
 # Log entry kinds: the LeaderChange control record a new leader appends, and a client record.
 LEADER_CHANGE, DATA = 0, 1
@@ -23,6 +24,7 @@ def kind_name(kind: int) -> str:
     return KIND_NAMES[kind]
 
 
+@fast_replace
 class Node(NamedTuple):
     """One voter process: QuorumState (role), its persisted election state and its log.
 
@@ -172,6 +174,7 @@ FATAL_NON_MONOTONIC_HW = 2  # FollowerState.updateHighWatermark went backwards
 FATAL_NAMES = ("", "truncate_below_hw", "non_monotonic_hw")
 
 
+@fast_replace
 class History(NamedTuple):
     """Ghost variables for the properties."""
 
@@ -185,6 +188,7 @@ class History(NamedTuple):
     disrupted: tuple[int, ...] = ()  # (leader, epoch, voter) once a watched supporter left it: sticky
 
 
+@fast_replace
 class KraftState(NamedTuple):
     nodes: tuple[Node, ...]
     network: tuple[Message, ...]  # messages in flight, sorted (a set)

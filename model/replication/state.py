@@ -5,25 +5,12 @@ built-in tuple hash of a state is the same in every process (see `Model.fingerpr
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import NamedTuple
 
 from model.replication.records import BrokerRegistration, LogEntry, PartitionRegistration
+from model.tuples import fast_replace
 
 UNKNOWN = -1  # an offset or epoch the holder does not know
-
-
-def fast_replace(cls: Any) -> Any:
-    """Give a NamedTuple a `_replace` that builds the tuple directly: the stock one goes through
-    `_make(map(kwds.pop, ...))`, and states are rebuilt on every transition (about 1.7x faster)."""
-    fields = cls._fields
-    params = ", ".join(f"{f}=_KEEP" for f in fields)
-    items = ", ".join(f"(self[{i}] if {f} is _KEEP else {f})" for i, f in enumerate(fields))
-    namespace: dict[str, Any] = {"_KEEP": object(), "_new": tuple.__new__, "_cls": cls}
-    exec(f"def _replace(self, *, {params}):\n    return _new(_cls, ({items},))", namespace)  # noqa: S102
-    replace: Callable[..., Any] = namespace["_replace"]
-    replace.__doc__ = f"Return a new {cls.__name__} with the given fields replaced."
-    cls._replace = replace
-    return cls
 
 
 class FollowerState(NamedTuple):
