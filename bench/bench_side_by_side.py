@@ -24,13 +24,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import resource
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -60,48 +57,43 @@ def kcheck_row(model: str, preset: str) -> dict[str, Any]:
 
 
 def tlc_raft(timeout: float, max_elections: int | None = None) -> dict[str, Any]:
-    tlc, specs = os.environ.get("KCHECK_TLC"), os.environ.get("KCHECK_TLC_RAFT_SPECS")
-    if not tlc or not specs:
-        return {"skipped": "set KCHECK_TLC and KCHECK_TLC_RAFT_SPECS (Vanlightly/raft-tlaplus's "
-                           "specifications/pull-raft) to compare with TLC"}
-    source = Path(specs).expanduser()
-    if not (source / "KRaft.tla").is_file() or not (source / "KRaft.cfg").is_file():
-        return {"skipped": f"no KRaft.tla and KRaft.cfg in KCHECK_TLC_RAFT_SPECS={specs}"}
-    if not Path(tlc).exists():
-        return {"skipped": f"KCHECK_TLC={tlc} does not exist"}
-    work = Path(tempfile.mkdtemp(prefix="kcheck-tlc-raft-"))
+    found_tlc = bench_tlc.tlc_and_specs("KCHECK_TLC_RAFT_SPECS", ["KRaft.tla", "KRaft.cfg"],
+                                        "Vanlightly/raft-tlaplus's specifications/pull-raft")
+    if isinstance(found_tlc, dict):
+        return found_tlc
+    tlc, source = found_tlc
+    with bench_tlc.spec_copy(source, "kcheck-tlc-raft-") as work:
+        return _run_kraft_tla(timeout, max_elections, tlc, source, work)
+
+
+def _run_kraft_tla(timeout: float, max_elections: int | None, tlc: str, source: Path, work: Path) -> dict[str, Any]:
+    cfg = (source / "KRaft.cfg").read_text()
+    if max_elections is not None:
+        cfg = re.sub(r"MaxElections\s*=\s*\d+", f"MaxElections = {max_elections}", cfg)
+    (work / "bench.cfg").write_text(cfg + "\nCHECK_DEADLOCK FALSE\n")
+    before, t0 = bench_tlc.cpu(resource.RUSAGE_CHILDREN), time.monotonic()
+    proc = subprocess.Popen(bench_tlc.tlc_command(tlc, "KRaft.tla", "bench.cfg", work), cwd=work,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        for module in source.glob("*.tla"):
-            shutil.copy(module, work)
-        cfg = (source / "KRaft.cfg").read_text()
-        if max_elections is not None:
-            cfg = re.sub(r"MaxElections\s*=\s*\d+", f"MaxElections = {max_elections}", cfg)
-        (work / "bench.cfg").write_text(cfg + "\nCHECK_DEADLOCK FALSE\n")
-        before, t0 = bench_tlc.cpu(resource.RUSAGE_CHILDREN), time.monotonic()
-        proc = subprocess.Popen(bench_tlc.tlc_command(tlc, "KRaft.tla", "bench.cfg", work), cwd=work,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-            stopped = False
-        except subprocess.TimeoutExpired:  # stopped: its last progress line counts, marked incomplete
-            proc.kill()
-            stdout, stderr = proc.communicate()
-            stopped = True
-        seconds, cpu_seconds = time.monotonic() - t0, bench_tlc.cpu(resource.RUSAGE_CHILDREN) - before
-        found = bench_tlc.DISTINCT.findall(stdout)
-        if not found or (proc.returncode != 0 and not stopped):
-            tail = (stdout + stderr).strip().splitlines()[-5:]
-            return {"error": f"TLC exit {proc.returncode}", "output": tail}
-        distinct = int(found[-1].replace(",", ""))
-        depth = DEPTH.findall(stdout)
-        elections = re.search(r"MaxElections\s*=\s*(\d+)", cfg)
-        return {"spec": f"KRaft (Vanlightly/raft-tlaplus pull-raft, MaxElections {elections.group(1) if elections else '?'})",
-                "distinct_states": distinct, "incomplete": stopped,
-                "depth": int(depth[-1]) if depth else None, "seconds": round(seconds, 2),
-                "cpu_seconds": round(cpu_seconds, 2),
-                "distinct_states_per_cpu_second": round(distinct / cpu_seconds, 1) if cpu_seconds else 0.0}
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        stdout, stderr = proc.communicate(timeout=timeout)
+        stopped = False
+    except subprocess.TimeoutExpired:  # stopped: its last progress line counts, marked incomplete
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        stopped = True
+    seconds, cpu_seconds = time.monotonic() - t0, bench_tlc.cpu(resource.RUSAGE_CHILDREN) - before
+    found = bench_tlc.DISTINCT.findall(stdout)
+    if not found or (proc.returncode != 0 and not stopped):
+        tail = (stdout + stderr).strip().splitlines()[-5:]
+        return {"error": f"TLC exit {proc.returncode}", "output": tail}
+    distinct = int(found[-1].replace(",", ""))
+    depth = DEPTH.findall(stdout)
+    elections = re.search(r"MaxElections\s*=\s*(\d+)", cfg)
+    return {"spec": f"KRaft (Vanlightly/raft-tlaplus pull-raft, MaxElections {elections.group(1) if elections else '?'})",
+            "distinct_states": distinct, "incomplete": stopped,
+            "depth": int(depth[-1]) if depth else None, "seconds": round(seconds, 2),
+            "cpu_seconds": round(cpu_seconds, 2),
+            "distinct_states_per_cpu_second": round(distinct / cpu_seconds, 1) if cpu_seconds else 0.0}
 
 
 def gate_wall_time(jobs: int) -> dict[str, Any]:

@@ -36,8 +36,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -66,20 +67,43 @@ def tlc_command(tlc: str, spec: str, cfg: str, work: Path) -> list[str]:
     return [tlc, "1", spec, cfg]
 
 
-def run_tlc(args: argparse.Namespace) -> dict[str, Any]:
-    tlc, specs = os.environ.get("KCHECK_TLC"), os.environ.get("KCHECK_TLC_SPECS")
+def tlc_and_specs(specs_env: str, required: Sequence[str], hint: str) -> tuple[str, Path] | dict[str, str]:
+    """KCHECK_TLC and the spec folder named by `specs_env` holding the `required` files, or why the
+    TLC half is skipped (nothing is fetched)."""
+    tlc, specs = os.environ.get("KCHECK_TLC"), os.environ.get(specs_env)
     if not tlc or not specs:
-        return {"skipped": "set KCHECK_TLC (a TLC launcher or tla2tools.jar) and KCHECK_TLC_SPECS "
-                           "(hachikuji/kafka-specification's modules) to compare with TLC"}
+        return {"skipped": f"set KCHECK_TLC (a TLC launcher or tla2tools.jar) and {specs_env} ({hint}) to compare with TLC"}
     source = Path(specs).expanduser()
-    if not (source / f"{args.spec}.tla").is_file():
-        return {"skipped": f"no {args.spec}.tla in KCHECK_TLC_SPECS={specs}"}
+    if not all((source / name).is_file() for name in required):
+        return {"skipped": f"no {' and '.join(required)} in {specs_env}={specs}"}
     if not Path(tlc).exists():
         return {"skipped": f"KCHECK_TLC={tlc} does not exist"}
-    work = Path(tempfile.mkdtemp(prefix="kcheck-tlc-"))
+    return tlc, source
+
+
+@contextmanager
+def spec_copy(source: Path, prefix: str) -> Iterator[Path]:
+    """A temporary folder holding the spec's modules (TLC writes its states next to them)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         for module in source.glob("*.tla"):
             shutil.copy(module, work)
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_tlc(args: argparse.Namespace) -> dict[str, Any]:
+    found_tlc = tlc_and_specs("KCHECK_TLC_SPECS", [f"{args.spec}.tla"], "hachikuji/kafka-specification's modules")
+    if isinstance(found_tlc, dict):
+        return found_tlc
+    tlc, source = found_tlc
+    with spec_copy(source, "kcheck-tlc-") as work:
+        return _run_kip320(args, tlc, work)
+
+
+def _run_kip320(args: argparse.Namespace, tlc: str, work: Path) -> dict[str, Any]:
+    try:
         replicas = ", ".join(f"r{i}" for i in range(1, args.replicas + 1))
         invariants = "\n".join(f"    {name}" for name in INVARIANTS)
         (work / "bench.cfg").write_text(
@@ -102,8 +126,6 @@ def run_tlc(args: argparse.Namespace) -> dict[str, Any]:
                 "distinct_states_per_cpu_second": round(distinct / cpu_seconds, 1) if cpu_seconds else 0.0}
     except subprocess.TimeoutExpired:
         return {"error": f"TLC ran past --timeout {args.timeout} s"}
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def run_kcheck(args: argparse.Namespace) -> dict[str, Any]:
