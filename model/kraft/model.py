@@ -46,6 +46,11 @@ for _kind, _action in A.HANDLE_ACTION.items():
     _STEP[_action] = (lambda kind: lambda s, c, a: client.deliver(s, c, kind, a.src, a.dst))(_kind)
 
 
+# What `actions` leaves out while the network is full (requests.room) or the timer budget spent.
+_REQUESTS = (A.SendFetch, A.SendBeginQuorumEpoch, A.SendVote, A.SendObserverFetch)
+_TIMERS = (A.FetchTimeout, A.CheckQuorumTimeout, A.ElectionTimeout)
+
+
 class KraftModel:
     """The KRaft metadata quorum of Kafka 4.1 over N static voters, with a variant switched in."""
 
@@ -90,24 +95,20 @@ class KraftModel:
         p, proto = self.params, self.ctx.proto
         out: list[Any] = []
         changes = s.changes < p.voter_changes
-        room = not bounded or requests.room(s, self.ctx)
-        timers = not bounded or client.timer_may_expire(s, self.ctx)
         for i, n in enumerate(s.nodes):
             role = n.role
             if role == FOLLOWER:
-                if timers and not n.observer:
+                if not n.observer:
                     out.append(A.FetchTimeout(i))
-                if room:
-                    out.append(A.SendFetch(i))
+                out.append(A.SendFetch(i))
             elif role == LEADER:
-                if timers and proto.check_quorum:
+                if proto.check_quorum:
                     out.append(A.CheckQuorumTimeout(i))
                 if n.leo < p.max_log:
                     out.append(A.ClientAppend(i))
-                if room:
-                    for j in range(p.n):
-                        if j != i:
-                            out.append(A.SendBeginQuorumEpoch(i, j))
+                for j in range(p.n):
+                    if j != i:
+                        out.append(A.SendBeginQuorumEpoch(i, j))
                 if p.dynamic:
                     if changes and n.leo < p.max_log:
                         for j in range(p.n):
@@ -116,14 +117,12 @@ class KraftModel:
                                 out.append(A.RemoveVoter(i, j))
                     out.append(A.ResignAfterRemoval(i))
             elif p.dynamic and role == UNATTACHED and not Q.is_voter(self.ctx, n, i):
-                if room:
-                    for j in range(p.voters):
-                        if j != i:
-                            out.append(A.SendObserverFetch(i, j))
+                for j in range(p.voters):
+                    if j != i:
+                        out.append(A.SendObserverFetch(i, j))
             elif not n.observer:
-                if timers:
-                    out.append(A.ElectionTimeout(i))
-                if room and (role == PROSPECTIVE or role == CANDIDATE):
+                out.append(A.ElectionTimeout(i))
+                if role == PROSPECTIVE or role == CANDIDATE:
                     for j, v in enumerate(n.votes):
                         if v == UNRECORDED and j != i:
                             out.append(A.SendVote(i, j))
@@ -144,6 +143,10 @@ class KraftModel:
                         out.append(A.HealLink(a, b))
                     elif may_cut:
                         out.append(A.CutLink(a, b))
+        if bounded:  # at the end, so that the mutants of the lines above keep their numbers (spec/mutants.toml)
+            full, spent = not requests.room(s, self.ctx), not client.timer_may_expire(s, self.ctx)
+            if full or spent:
+                out = [a for a in out if not (full and isinstance(a, _REQUESTS) or spent and isinstance(a, _TIMERS))]
         return out
 
     def disabled_actions(self) -> dict[str, str]:
