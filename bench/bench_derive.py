@@ -19,6 +19,7 @@ from checker.proofs import kraft_next as N
 from checker.proofs.induction import formula
 from checker.proofs.kraft_state import fresh
 from model.kraft.params import CONFIG_KEYS, Params
+from model.kraft.state import History
 
 
 def consecution(nctx: N.Ctx, pre: D.Sym, dom: z3.BoolRef, st: N.Step, inv: str) -> tuple[str, float]:
@@ -47,6 +48,34 @@ def main() -> None:
         rw, tw = consecution(nctx, pre, dom, N.step(nctx, pre, a), "election_safety")
         print(f"{a!r:48} {c.verdict:8} {d.paths:5} {d.seconds:8.3f} {d.size:6} {td:9.3f} {rd:5} {tw:9.3f} {rw:5}")
     print("not derived:", ", ".join(f"{n} instances: {w}" for w, n in why.items()))
+    probe(ctx, nctx)
+
+
+def probe(ctx: D.Context, nctx: N.Ctx) -> None:
+    """What stops each action kind beyond the network and history: both fixed to the empty
+    network and history (not a relation of the model, only a probe of the constructs)."""
+    orig = D.symbolic_state
+
+    def empty(layout, pre, ex):  # type: ignore[no-untyped-def]
+        return orig(layout, pre, ex)._replace(network=(), history=History((), (), (), (), 0))
+
+    print("probe, network and history fixed empty (first instance of each kind):")
+    D.symbolic_state = empty
+    try:
+        seen: set[type] = set()
+        for a in N.actions(nctx):
+            if type(a) in seen:
+                continue
+            seen.add(type(a))
+            pre = fresh(nctx.layout, "pre_")
+            try:
+                d = D.derive(ctx, nctx.layout, pre, a, D.domain(nctx.layout, pre))
+                what = d.why or f"derives: {d.paths} paths, {d.enabled_paths} enabled"
+                print(f"  {a!r:48} {what} ({d.seconds:.3f} s)")
+            except TypeError as e:
+                print(f"  {a!r:48} TypeError: {e}")
+    finally:
+        D.symbolic_state = orig
 
 
 if __name__ == "__main__":
