@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, Mapping
 
 from model.kraft import actions as A
-from model.kraft import client, disruption, faults, requests, rounds, timeline
+from model.kraft import client, disruption, faults, rounds, timeline
 from model.kraft import liveness
 from model.kraft import quorum as Q
 from model.kraft.params import Params
@@ -46,11 +46,6 @@ for _kind, _action in A.HANDLE_ACTION.items():
     _STEP[_action] = (lambda kind: lambda s, c, a: client.deliver(s, c, kind, a.src, a.dst))(_kind)
 
 
-# What `actions` leaves out while the network is full (requests.room) or the timer budget spent.
-_REQUESTS = (A.SendFetch, A.SendBeginQuorumEpoch, A.SendVote, A.SendObserverFetch)
-_TIMERS = (A.FetchTimeout, A.CheckQuorumTimeout, A.ElectionTimeout)
-
-
 class KraftModel:
     """The KRaft metadata quorum of Kafka 4.1 over N static voters, with a variant switched in."""
 
@@ -81,17 +76,15 @@ class KraftModel:
         max_in_flight, timeouts) would enable, each with that bound."""
         if s.history.last_event != NO_EVENT:
             s = s._replace(history=s.history._replace(last_event=NO_EVENT))
-        candidates = [a for a in self.actions(s, bounded=False)
+        candidates = [a for a in self.actions(s)
                       if type(a).__name__ in liveness.FAIR_KINDS and _STEP[type(a)](s, self.ctx, a) is None]
         return liveness.bound_blocked(lambda t, c, a: _STEP[type(a)](t, c, a), candidates, s, self.ctx)
 
     def init_states(self) -> list[KraftState]:
         return [initial_state(self.params.n)]
 
-    def actions(self, s: KraftState, bounded: bool = True) -> list[Any]:
-        """Candidate actions in a fixed order; next_state applies each one's full guard. `bounded`
-        leaves out the requests while the network is full and the timers while their budget is
-        spent (otherwise most of the candidates), which `bound_blocked` asks for."""
+    def actions(self, s: KraftState) -> list[Any]:
+        """Candidate actions in a fixed order; next_state applies each one's full guard."""
         p, proto = self.params, self.ctx.proto
         out: list[Any] = []
         changes = s.changes < p.voter_changes
@@ -143,10 +136,6 @@ class KraftModel:
                         out.append(A.HealLink(a, b))
                     elif may_cut:
                         out.append(A.CutLink(a, b))
-        if bounded:  # at the end, so that the mutants of the lines above keep their numbers (spec/mutants.toml)
-            full, spent = not requests.room(s, self.ctx), not client.timer_may_expire(s, self.ctx)
-            if full or spent:
-                out = [a for a in out if not (full and isinstance(a, _REQUESTS) or spent and isinstance(a, _TIMERS))]
         return out
 
     def disabled_actions(self) -> dict[str, str]:
