@@ -12,6 +12,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _has_history() -> bool:
+    """bench_speed unpacks its baseline with `git archive`: a copy of the sources without .git has none."""
+    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "HEAD"], capture_output=True)
+    return done.returncode == 0
+
+
 def _bench(*args: str) -> dict:
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_speed.py"), "--baseline", "HEAD", *args],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -23,6 +29,8 @@ def _bench(*args: str) -> dict:
                                   ("--model", "replication", "--preset", "smoke", "--workers", "2"),
                                   ("--model", "kraft", "--preset", "elections", "--rounds", "2")])
 def test_bench_speed_compares_the_same_search(args):
+    if not _has_history():
+        pytest.skip("no git history here: bench_speed compares a git revision with the checkout")
     out = _bench(*args)
     assert out["same_states"] is True
     for side in ("baseline", "new"):
