@@ -14,7 +14,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _has_history() -> bool:
     """bench_speed unpacks its baseline with `git archive`: a copy of the sources without .git has none."""
-    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "HEAD"], capture_output=True)
+    try:
+        done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "HEAD"], capture_output=True)
+    except FileNotFoundError:  # no git at all
+        return False
     return done.returncode == 0
 
 
