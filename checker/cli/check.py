@@ -198,7 +198,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
         return ", ".join(items) if items else "none"
 
     result = report["result"]
-    if r.interrupted:
+    if report["interrupted"]:
         result += " (interrupted)"
     elif report["result"] == "incomplete":
         result += f" (stopped at --max-states {r.max_states}; unexplored queue: {r.queue:,})"
@@ -379,11 +379,13 @@ def _run_check(args: argparse.Namespace) -> int:
             where = f"--run-dir {run_dir}" if run_dir else "the temporary directory ($TMPDIR)"
             raise ConfigError(f"cannot keep the search's files in {where}: {e.strerror or e}"
                               + (f" ({e.filename})" if e.filename else "")) from None
-    if run_dir and r.interrupted:
+    live, skipped = _liveness_pass(args, model, r)
+    # A stop in the liveness pass stops the run as one in the safety pass does: resuming redoes
+    # the liveness pass, which keeps no checkpoint of its own.
+    interrupted = r.interrupted or (live is not None and live.interrupted)
+    if run_dir and interrupted:
         print(f"kcheck: the run can go on from its last checkpoint: kcheck check --resume {run_dir}",
               file=sys.stderr, flush=True)
-
-    live, skipped = _liveness_pass(args, model, r)
     result = r.result
     if result == "ok" and live is not None and live.result != "ok":
         result = {"unreached": "vacuous"}.get(live.result, live.result)
@@ -391,6 +393,7 @@ def _run_check(args: argparse.Namespace) -> int:
     if result == "ok" and args.strict and (r.unreached or r.never_enabled or limited):
         result = "vacuous"
     report = check_report(rc, model, r, result, live)
+    report["interrupted"] = interrupted
     report["rounds"] = args.rounds
     report["liveness_skipped"] = skipped
     report["variant_note"] = _variant_note(rc, result)
