@@ -18,7 +18,6 @@ actions of that kind (an action whose `next_state` is `None` was not enabled).
 """
 from __future__ import annotations
 
-import gc
 import time
 from typing import Any, Callable, Optional
 
@@ -26,13 +25,15 @@ from checker import stop
 from checker.fingerprint import masked_fingerprint
 from checker.search import checkpoint as checkpoint_mod
 from checker.search.checkpoint import Checkpoint, RunDir
-from checker.search.common import (INCOMPLETE, OK, VIOLATION, Invariants, Progress, Result, coverage, initial_level,
-                                   record_initial, reduction_text, successor_function, violation_report)
+from checker.search.common import (INCOMPLETE, OK, VIOLATION, Invariants, Progress, Result, collector_paused, coverage,
+                                   initial_level, record_initial, reduction_text, successor_function,
+                                   violation_report)
 from checker.search.frontier import UNLIMITED, Frontier
 from checker.search.visited import FPSet
 from model.interface import Model
 
 
+@collector_paused
 def search(model: Model, run: RunDir, max_states: int | None, progress: Callable[[Progress], None] | None,
              progress_every: float, reduce: bool, keep: int | None) -> Result:
     broken = Invariants(model).broken
@@ -110,7 +111,6 @@ def search(model: Model, run: RunDir, max_states: int | None, progress: Callable
                 checkpoint(frontier, 0)
 
         while outcome == OK and len(frontier):
-            gc.freeze()  # earlier levels stay alive: keep the cyclic collector from walking them
             level += 1
             next_level = new_frontier(level)
             append = next_level.append

@@ -36,7 +36,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterable, Optional
 
 from checker import stop
-from checker.search.common import initial_states, successor_function
+from checker.search.common import collector_paused, initial_states, successor_function
 from checker.fingerprint import state_fingerprint
 from model.interface import TEMPORAL, Model, Property, action_name
 
@@ -195,6 +195,7 @@ def predicate_keys(properties: Iterable[Property]) -> list[tuple[str, Callable[[
     return out
 
 
+@collector_paused
 def build_graph(model: Model, properties: list[Property], *, max_states: Optional[int] = None,
                 progress: Optional[Callable[[str], None]] = None, progress_every: float = 5.0,
                 reduce: bool = False) -> Graph:

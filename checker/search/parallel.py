@@ -17,7 +17,6 @@ as unsigned 64-bit ints.
 from __future__ import annotations
 
 import ctypes
-import gc
 import multiprocessing
 import os
 import pickle
@@ -33,7 +32,9 @@ from typing import Any, Callable, Optional
 
 from checker.search import checkpoint as checkpoint_mod
 from checker import stop
-from checker.search.common import (INCOMPLETE, OK, VIOLATION, Invariants, Progress, Result, coverage, initial_level, record_initial, reduction_text, successor_function, violation_report)
+from checker.search.common import (INCOMPLETE, OK, VIOLATION, Invariants, Progress, Result, collector_paused, coverage,
+                                   initial_level, record_initial, reduction_text, successor_function,
+                                   violation_report)
 from checker.fingerprint import masked_fingerprint
 from checker.search.checkpoint import Checkpoint, RunDir
 from checker.search.frontier import UNLIMITED, Frontier
@@ -71,6 +72,7 @@ def explore_parallel(
         run.close()
 
 
+@collector_paused
 def _explore_parallel(model: Model, run: RunDir, workers: int, max_states: int | None,
                       progress: Callable[[Progress], None] | None, progress_every: float, chunk: int,
                       reduce: bool, keep: int | None) -> Result:
@@ -142,10 +144,6 @@ def _explore_parallel(model: Model, run: RunDir, workers: int, max_states: int |
     try:
         while outcome == OK and conns:
             level += 1
-            # Earlier levels stay alive: move them out of the cyclic collector's sight
-            # (reference counting still frees them), so full collections no longer walk
-            # millions of states. The search creates no cycles.
-            gc.freeze()
             for c in conns:
                 c.send(("level", level))
             active = list(range(workers))
@@ -347,6 +345,7 @@ def _failure(what: str, trace: str) -> Exception:
     return RuntimeError(f"{what}:\n{trace}")
 
 
+@collector_paused
 def _work(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], int], chunk: int,
           reduce: bool, index: int) -> None:
     actions = model.actions
@@ -390,7 +389,6 @@ def _work(model: Model, conn: Connection, start: _Start, fp_of: Callable[[Any], 
             conn.send(("saved",))
             continue
         level = cmd[1]
-        gc.freeze()  # as in the coordinator: earlier levels out of the cyclic collector's sight
         next_frontier = new_frontier(level)
         violation: Optional[tuple[int, str]] = None
         newly: list[tuple[str, int]] = []

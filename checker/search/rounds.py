@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from checker import stop
-from checker.search.common import Result, coverage
+from checker.search.common import Result, collector_paused, coverage
 from model.interface import Model, action_name
 
 
@@ -40,6 +40,7 @@ class _Node:
     steps: tuple = field(default_factory=tuple)  # the round's (action, state) pairs
 
 
+@collector_paused
 def round_search(model: Model, max_rounds: int, *, max_states: int | None = None,
                  progress: Callable[[RoundProgress], None] | None = None, progress_every: float = 5.0) -> Result:
     """Explore by rounds, to `max_rounds` rounds. Result.depth counts rounds; a violation's trace
