@@ -49,7 +49,9 @@ def matches(s: K.State, py: Any, u: list[Any]) -> Any:
         i = u[k]
         out += [s.role(i) == nd.role, s.epoch(i) == nd.epoch, s.has_leader(i) == (nd.leader != NO_ID),
                 s.has_voted(i) == (nd.voted != NO_ID), s.persisted(i) == nd.vote_persisted,
-                s.observer(i) == nd.observer, s.lle(i) == last_epoch(nd.log), s.fetched(i) == nd.fetched]
+                s.observer(i) == nd.observer, s.lle(i) == last_epoch(nd.log), s.fetched(i) == nd.fetched,
+                s.len(i) == len(nd.log)]
+        out += [s.log(i, k) == entry[0] for k, entry in enumerate(nd.log)]
         if nd.leader != NO_ID:
             out.append(s.leader(i) == u[nd.leader])
         if nd.voted != NO_ID:
@@ -67,7 +69,17 @@ def matches(s: K.State, py: Any, u: list[Any]) -> Any:
                     continue
                 for f in fields:
                     term = s.msg(kind, f)(u[a], u[b])
-                    if f == "has_leader":
+                    if f in ("rstart", "rlen"):  # the records' place in the leader's log: a ghost
+                        continue
+                    if f == "fo":
+                        out.append(term == m.fetch_offset)
+                    elif f == "lfe":
+                        out.append(term == m.last_fetched_epoch)
+                    elif f == "div":
+                        out.append(term == (m.diverging_epoch >= 0))
+                        if m.diverging_epoch < 0 and m.error == 0:
+                            out += _records(s, u[a], u[b], m.records)
+                    elif f == "has_leader":
                         out.append(term == (m.leader != NO_ID))
                     elif f == "leader":
                         if m.leader != NO_ID:
@@ -77,6 +89,13 @@ def matches(s: K.State, py: Any, u: list[Any]) -> Any:
                     else:
                         out.append(term == getattr(m, f))
     return z3.And(out)
+
+
+def _records(s: K.State, a: Any, b: Any, records: tuple) -> list[Any]:
+    """The response's records are its ghost log from rstart to rlen."""
+    start, rlog = s.msg("fresp", "rstart")(a, b), s.msg("fresp", "rlog")
+    return [s.msg("fresp", "rlen")(a, b) == start + len(records)] + [
+        rlog(a, b, start + k) == entry[0] for k, entry in enumerate(records)]
 
 
 def _name(a: Any) -> tuple[str, tuple[int, ...]]:

@@ -116,7 +116,8 @@ def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
 
 
 def small_world(s: K.State) -> Any:
-    """Three voters, their three majorities of two, epochs 0..4 in the ghost history: where an
+    """Three voters, their three majorities of two, epochs 0..4 in the ghost history, empty
+    logs: where an
     action's enabledness is looked for first (a sat answer with quantifiers over every size is
     hard for Z3; a witness among three voters is a witness)."""
     a, b, c = (z3.Const(f"w_{x}", K.Node) for x in "abc")
@@ -128,12 +129,16 @@ def small_world(s: K.State) -> Any:
         z3.ForAll([x], z3.Or(x == a, x == b, x == c)), z3.ForAll([q], z3.Or([q == w for w in qs])),
         *[z3.ForAll([x], K.member(x, w) == z3.Or(x == p1, x == p2)) for w, (p1, p2) in zip(qs, majorities)],
         z3.ForAll([x, e, y], z3.Implies(s.vote_hist(x, e, y), z3.And(0 <= e, e <= 4))),
-        z3.ForAll([e, y], z3.Implies(s.elected(e, y), z3.And(0 <= e, e <= 4))))
+        z3.ForAll([e, y], z3.Implies(s.elected(e, y), z3.And(0 <= e, e <= 4))),
+        # empty logs (Z3 finds no model with quantified logs in time; a CTI with entries is
+        # looked for over every size after this)
+        z3.ForAll([x], s.len(x) == 0), z3.ForAll([x, y], s.msg("fresp", "rlen")(x, y) == 0))
 
 
 # --- Reading a finite model back --------------------------------------------------------------
 
 _NAMES: dict[str, str] = {}
+LOG_SHOWN = 12  # a CTI's logs are shown up to this many entries (their epochs)
 
 
 def _node_name(model: z3.ModelRef, t: Any) -> str:
@@ -168,6 +173,7 @@ def decode(model: z3.ModelRef, s: K.State) -> dict[str, Any]:
              "voted": nid(s.voted(u)) if z3.is_true(ev(s.has_voted(u))) else None,
              "vote_persisted": z3.is_true(ev(s.persisted(u))), "observer": z3.is_true(ev(s.observer(u))),
              "last_log_epoch": ev(s.lle(u)).as_long(), "fetched": z3.is_true(ev(s.fetched(u))),
+             "log": [ev(s.log(u, z3.IntVal(k))).as_long() for k in range(min(ev(s.len(u)).as_long(), LOG_SHOWN))],
              "granted": [name[j] for j, w in enumerate(universe) if z3.is_true(ev(s.granted(u, w)))],
              "rejected": [name[j] for j, w in enumerate(universe) if z3.is_true(ev(s.rejected(u, w)))]}
         nodes.append(d)
@@ -192,6 +198,9 @@ def decode(model: z3.ModelRef, s: K.State) -> dict[str, Any]:
                         msg[f] = val.as_long()
                         if f == "epoch":
                             epochs.add(val.as_long())
+                if kind == "fresp" and not msg["div"] and msg["error"] == "NONE":
+                    ln = min(max(ev(s.msg(kind, "rlen")(ua, ub)).as_long(), 0), LOG_SHOWN)
+                    msg["rlog"] = [ev(s.msg(kind, "rlog")(ua, ub, z3.IntVal(k))).as_long() for k in range(ln)]
                 network.append(msg)
     span = sorted({x for ep in epochs for x in (ep - 1, ep, ep + 1) if x >= 0})
     votes = [{"voter": name[a], "epoch": ep, "for": name[b]} for a, ua in enumerate(universe) for ep in span
@@ -218,6 +227,7 @@ def render(d: dict[str, Any]) -> list[str]:
             extra.append("observer")
         lines.append(f"     {x['id']}: {x['role']} epoch={x['epoch']} leader={x['leader'] or '-'} "
                      f"voted={x['voted'] or '-'} last_log_epoch={x['last_log_epoch']}"
+                     + (f" log={x['log']}" if x.get("log") else "")
                      + (f" ({'; '.join(extra)})" if extra else ""))
     for msg in d["network"]:
         fields = ", ".join(f"{k}={v}" for k, v in msg.items() if k not in ("message", "src", "dst"))
