@@ -31,7 +31,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--timeout", type=float, default=60.0)
-    ap.add_argument("--invariant", default="election_safety", help="or log_matching (unknown: spec/proofs.md)")
+    ap.add_argument("--invariant", default="election_safety", help="or log_matching")
     args = ap.parse_args()
     rows = []
     for variant in args.variant or DEFAULT:

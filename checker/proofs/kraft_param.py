@@ -177,6 +177,10 @@ class PCtx:
 
     proto: Protocol
     stale_requests: bool = True
+    # HandleFetchResponse appends a response's records as the response's log itself, which is
+    # the model's append only where fetch_responses holds (param_induction checks that it does
+    # in every Inv state): set where that lemma is part of the invariant.
+    append_as_response: bool = False
 
 
 # --- Helpers over the state (model.kraft.network, quorum.set_node) ------------------------------
@@ -617,6 +621,14 @@ def handle_fetch_request(s: State, c: PCtx, st: Step, f: Any, l: Any) -> State:
     return out.with_(fresp__rlog=lambda x, y, k: z3.If(z3.And(hit, x == l, y == f), llog(l, k), old(x, y, k)))
 
 
+def appended_log(flog: Any, rlog: Any, l: Any, f: Any, div: Any, end: Any, rstart: Any, as_response: bool) -> Any:
+    """f's log after a response from l that does not diverge: its log below `end`, then the records
+    (rlog from rstart) at end (the model's `log + records`); `as_response`: rlog itself."""
+    if as_response:
+        return lambda x, k: z3.If(z3.And(x == f, z3.Not(div)), rlog(l, f, k), flog(x, k))
+    return lambda x, k: z3.If(z3.And(x == f, z3.Not(div), k >= end), rlog(l, f, k - end + rstart), flog(x, k))
+
+
 def handle_fetch_response(s: State, c: PCtx, st: Step, l: Any, f: Any) -> State:
     """client.handle_fetch_response (KafkaRaftClient.handleFetchResponse): truncation or
     appended records change the log (its last epoch becomes any epoch up to the follower's)."""
@@ -634,8 +646,7 @@ def handle_fetch_response(s: State, c: PCtx, st: Step, l: Any, f: Any) -> State:
     st.require(z3.And(0 <= cut, cut <= s2.len(f)))
     flog, rlog, end = s2.log, s.msg("fresp", "rlog"), s2.len(f)
     new_len = z3.If(div, cut, end + rlen - rstart)
-    s3 = s2.with_(log=lambda x, k: z3.If(z3.And(x == f, z3.Not(div), k >= end), rlog(l, f, k - end + rstart),
-                                         flog(x, k)))
+    s3 = s2.with_(log=appended_log(flog, rlog, l, f, div, end, rstart, c.append_as_response))
     last = z3.If(new_len > 0, s3.log(f, new_len - 1), 0)
     fetched = poll_sends(set_node(s3, f, len=new_len, lle=last, fetched=z3.BoolVal(True)), c, st, f)
     # a fatal error (truncation below the HW, a HW going back) changes nothing encoded

@@ -4,7 +4,7 @@ every size rests on). A state is read into the encoding over a universe of exact
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import z3
 
@@ -105,13 +105,33 @@ def _name(a: Any) -> tuple[str, tuple[int, ...]]:
     return kind, tuple(x for x in a if isinstance(x, int))
 
 
+def _memo(s: K.State) -> K.State:
+    """`s` with each field's terms built once per argument list: an action's successor is a large
+    If-tree, and building its terms over a world's nodes, not solving, took most of a check."""
+    def remember(fn: Callable[..., Any]) -> Callable[..., Any]:
+        built: dict[tuple[Any, ...], Any] = {}
+
+        def term(*args: Any) -> Any:
+            key = tuple(x.get_id() if isinstance(x, z3.AstRef) else x for x in args)
+            if key not in built:  # the arguments are kept with the term, so their ids are not reused
+                built[key] = (args, fn(*args))
+            return built[key][1]
+
+        return term
+
+    return K.State({k: remember(fn) for k, fn in s.f.items()})
+
+
 def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
     """Each (s, a, t) the model takes from the states is a step of the encoding."""
     rep = Report()
     pre, _ = K.fresh("p_")
+    pre = _memo(pre)
+    worlds: dict[int, tuple[list[Any], Any]] = {}  # one per size, so the memos' arguments recur
+    steps: dict[str, K.Transition] = {}
     for s in states:
         n = len(s.nodes)
-        u, facts = world(n)
+        u, facts = worlds[n] if n in worlds else worlds.setdefault(n, world(n))
         for a in model.actions(s):
             t = model.next_state(s, a)
             if t is None:
@@ -124,7 +144,10 @@ def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
             if name in K.UNCHANGED:
                 ok = solver.check(facts, matches(pre, s, u), matches(pre, t, u))
             else:
-                tr = K.transition(c, pre, name)
+                if name not in steps:
+                    built = K.transition(c, pre, name)
+                    steps[name] = K.Transition(built.name, built.args, built.guard, _memo(built.post))
+                tr = steps[name]
                 binds = [x == u[k] for x, k in zip(tr.args, ids)]
                 ok = solver.check(facts, *binds, matches(pre, s, u), *tr.guard, matches(tr.post, t, u))
             if ok != z3.sat:

@@ -1,5 +1,5 @@
-"""`kcheck prove --model kraft --size any`: election safety for every number of voters (and the
-log-matching induction, which Z3 does not close: `--invariant log_matching` answers unknown).
+"""`kcheck prove --model kraft --size any`: election safety and log matching for every number of
+voters.
 
 The every-size encoding (checker/proofs/kraft_param.py) proves what spec/proofs.md, "Every
 cluster size", lists; anything else asked of it is refused in one line (exit 2) rather than
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from checker.cli.options import run_config
     from checker.heartbeat import Heartbeat
     from checker.proofs.kraft_param import PCtx
-    from checker.proofs.kraft_param_inv import DEFAULT, INVARIANTS, NOT_FOR_ANY_SIZE, OPEN, conjuncts
+    from checker.proofs.kraft_param_inv import DEFAULT, INVARIANTS, NOT_FOR_ANY_SIZE, conjuncts
     from checker.proofs.param_induction import prove_any
     from model.kraft.variants import Protocol
 
@@ -83,12 +83,11 @@ def run(args: argparse.Namespace) -> int:
     targets = list(args.invariant) or list(DEFAULT)
     for name in targets:
         if name in NOT_FOR_ANY_SIZE:
-            raise ConfigError(f"--size any proves {', '.join(DEFAULT)} only (and attempts {', '.join(OPEN)}); "
+            raise ConfigError(f"--size any proves {', '.join(DEFAULT)} only; "
                               f"{name} is not proved for every size "
                               f"(spec/proofs.md says which invariants are proved for a fixed --size N)")
         if name not in INVARIANTS:
-            raise ConfigError(f"unknown invariant {name!r} (--size any proves: {', '.join(DEFAULT)}; "
-                              f"attempts: {', '.join(OPEN)})")
+            raise ConfigError(f"unknown invariant {name!r} (--size any proves: {', '.join(DEFAULT)})")
     config = dict(rc.config)
     if config.get("voter_changes", 0) or config.get("spares", 0):
         raise ConfigError("the any-size encoding has a static voter set; set voter_changes=0 and spares=0 "
@@ -106,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     with Heartbeat("prove", None if args.quiet else sys.stderr) as heartbeat:
         o = prove_any(c, targets, timeout_s=args.timeout, progress=progress)
     wall = time.monotonic() - t0
-    not_proved = [x for x in OPEN if x not in targets or o.result != "proved"] + list(NOT_FOR_ANY_SIZE)
+    not_proved = list(NOT_FOR_ANY_SIZE)
     report: dict[str, Any] = {
         "model": "kraft", "variant": rc.variant, "preset": rc.preset, "voters": ANY, "mode": "induction",
         "invariants": targets, "lemmas": lemmas, "result": o.result, "queries": len(o.checks),
