@@ -1,6 +1,6 @@
 """Seconds of `kcheck prove --size any` (election safety for every number of voters), as JSON.
 
-    python bench/bench_prove_any.py [--variant NAME]... [--timeout 60]
+    python bench/bench_prove_any.py [--variant NAME]... [--invariant election_safety] [--timeout 60]
 
 For each variant (default: kafka-4.1 and the two that break election safety, K3 and K4): the
 result (proved / cti / unknown), wall seconds, seconds inside Z3, the number of queries, the
@@ -31,11 +31,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--invariant", default="election_safety", help="or log_matching")
     args = ap.parse_args()
     rows = []
     for variant in args.variant or DEFAULT:
         t0 = time.monotonic()
-        o = prove_any(PCtx(Protocol.of(variant)), ["election_safety"], timeout_s=args.timeout)
+        o = prove_any(PCtx(Protocol.of(variant)), [args.invariant], timeout_s=args.timeout)
         wall = time.monotonic() - t0
         kinds: dict[str, list[float]] = {}
         for ch in o.checks:
@@ -50,7 +51,7 @@ def main() -> None:
             "cti": None if o.cti is None else {"conjunct": o.cti.conjunct, "action": o.cti.action,
                                                "nodes": o.cti.nodes},
         })
-    print(json.dumps({"invariant": "election_safety", "voters": "any", "runs": rows}, indent=1))
+    print(json.dumps({"invariant": args.invariant, "voters": "any", "runs": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""`kcheck prove --model kraft --size any`: election safety for every number of voters
+"""`kcheck prove --model kraft --size any`: election safety and log matching for every number of voters
 (checker/proofs/kraft_param.py), the bug variants' counterexamples to induction, the options
 refused, and the encoding against the Python model (every model step is a step of it)."""
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import z3
 
 from checker.cli.commands import main
 from checker.config import load_config
@@ -49,6 +50,73 @@ def test_without_its_lemmas_election_safety_is_not_inductive(monkeypatch):
     assert o.result == CTI and o.cti.conjunct == "election_safety"
 
 
+LOG_ACTIONS = ["ClientAppend", "HandleFetchRequest", "DiskLoss", "DropMessage(FetchResponse)"]
+
+
+def test_log_matching_lemmas_hold_for_the_actions_that_change_logs_or_send_records():
+    """Every query of these actions holds for every size (ClientAppend appends, HandleFetchRequest
+    validates and sends the leader's log, DiskLoss empties a log)."""
+    o = prove_any(pctx(), ["log_matching"], timeout_s=60, only=LOG_ACTIONS)
+    assert o.result == PROVED, (o.reason, o.cti and (o.cti.conjunct, o.cti.action))
+
+
+def test_log_matching_holds_at_handle_fetch_response_with_the_append_justified():
+    """HandleFetchResponse appends the response's log as it is, once Z3 has shown that this is the
+    model's append (the follower's log, then the records at its end) in every Inv state."""
+    o = prove_any(pctx(), ["log_matching"], timeout_s=60, only=["HandleFetchResponse"])
+    assert o.result == PROVED, (o.reason, o.cti and (o.cti.conjunct, o.cti.action))
+    assert any(ch.what.startswith("Inv => HandleFetchResponse's append") and ch.answer == "holds" for ch in o.checks)
+
+
+def test_the_append_is_not_justified_without_fetch_responses():
+    """The check can fail: without the lemma that the follower's log is the response's log below
+    the records (fetch_responses), Z3 does not show the response's log to be the model's append
+    (it may differ: unknown or sat, never unsat)."""
+    from checker.proofs.kraft_param_inv import conjuncts, formula
+    from checker.proofs.param_induction import append_justified
+
+    c = pctx()
+    pre, _ = K.fresh("s_")
+    inv = [formula(x)(c, pre) for x in conjuncts(c, ["log_matching"]) if x != "fetch_responses"]
+    assert append_justified(c, pre, inv, 10_000) != z3.unsat
+
+
+def test_log_matching_is_not_proved_without_the_justified_append(monkeypatch):
+    """Without fetch_responses among the lemmas the append stays the model's (shifted offsets), and
+    HandleFetchResponse against entry_start is not closed: never "proved"."""
+    monkeypatch.setitem(SUPPORT, "log_matching", tuple(x for x in SUPPORT["log_matching"] if x != "fetch_responses"))
+    o = prove_any(pctx(), ["log_matching"], timeout_s=10, only=["HandleFetchResponse"])
+    assert o.result in ("unknown", CTI)
+
+
+def test_without_the_leader_log_lemma_log_matching_is_not_inductive(monkeypatch):
+    """A broken lemma set: without leader_log a leader's append may land where another log holds
+    an entry of its epoch."""
+    monkeypatch.setitem(SUPPORT, "log_matching", tuple(x for x in SUPPORT["log_matching"] if x != "leader_log"))
+    o = prove_any(pctx(), ["log_matching"], timeout_s=10, only=["ClientAppend"])
+    # a model with entries is beyond the three-voter search (empty logs) and Z3 does not build
+    # one over every size in time: never "proved"
+    assert o.result in (CTI, "unknown")
+    if o.result == CTI:
+        assert o.cti.action.startswith("ClientAppend(")
+
+
+def test_a_leader_that_accepts_any_fetch_offset_breaks_a_log_lemma(monkeypatch):
+    """A broken model: validate_offset_and_epoch answering VALID whatever the follower's last
+    fetched epoch (the constraint dropped) lets records land on a diverging prefix."""
+    real = K.Step.require
+
+    def lax(self, c):
+        if self.name == "HandleFetchRequest" and "offset_valid" in str(c):
+            return None
+        return real(self, c)
+
+    monkeypatch.setattr(K.Step, "require", lax)
+    o = prove_any(pctx(), ["log_matching"], timeout_s=10, only=["HandleFetchRequest"])
+    assert o.result in (CTI, "unknown")  # as above: never "proved"
+    assert "fetch_responses" in (o.reason or "") or (o.cti and o.cti.conjunct == "fetch_responses")
+
+
 def test_cli_any_size_cti_is_rendered_with_its_nodes(capsys):
     rc = main(["prove", "--model", "kraft", "--size", "any", "--variant", "same-identity-after-disk-loss",
                "--quiet"])
@@ -60,7 +128,6 @@ def test_cli_any_size_cti_is_rendered_with_its_nodes(capsys):
 
 @pytest.mark.parametrize("argv,words", [
     (["--invariant", "leader_completeness"], "not proved for every size"),
-    (["--invariant", "log_matching"], "not proved for every size"),
     (["--invariant", "nope"], "unknown invariant"),
     (["--bmc", "3"], "--bmc needs a fixed --size N"),
     (["--all-actions"], "--all-actions needs a fixed --size N"),
@@ -79,8 +146,9 @@ def test_cli_size_any_json(capsys):
     rc = main(["prove", "--size", "any", "--json", "--quiet"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["result"] == "proved" and out["voters"] == "any"
-    assert out["invariants"] == ["election_safety"] and "vote_record" in out["lemmas"]
-    assert "leader_completeness" in out["not_for_any_size"]
+    assert out["invariants"] == ["election_safety", "log_matching"] and "vote_record" in out["lemmas"]
+    assert "entry_start" in out["lemmas"]
+    assert "leader_completeness" in out["not_for_any_size"] and "log_matching" not in out["not_for_any_size"]
 
 
 def covering(model, states, per_kind=2):

@@ -14,15 +14,22 @@ abstracts). What the election-safety argument does not read is abstracted away s
 step of the model is a step of this encoding (an over-approximation), so an invariant of the
 encoding is an invariant of the model, for every configuration of the bounds:
 
-- logs are reduced to their last epoch (`lle`), which a follower's fetch may set to any epoch up
-  to its own, and a vote request's log check (`is_log_up_to_date`) and the log-dependent
-  request validations are free choices;
+- a log is a function from offset to the entry's epoch (`log(n, k)`, with its length `len(n)`
+  and last epoch `lle(n)`); an entry's value is not encoded (spec/proofs.md says why log
+  matching of the epochs is log matching of the entries); a Fetch request carries the fetch
+  offset and last fetched epoch, a Fetch response the leader's whole log as a ghost (`rlog`,
+  its records are rlog from `rstart` to `rlen`) or a diverging flag; the leader's
+  validate_offset_and_epoch is a choice constrained by what its answer VALID implies (the
+  leader holds an entry of the last fetched epoch at or after offset fetch_offset - 1), and a
+  truncation cuts the log to any length up to its own;
+- a vote request's log check (`is_log_up_to_date`) and the log-field request validations are
+  free choices;
 - the bounds (`max_epoch`, `max_log`, `max_in_flight`, fault and timer budgets) and cut links
   only disable steps in the model: the encoding never disables one for them, and where a bound
   changes an effect (a single voter that cannot take the leadership at once) both outcomes are
   allowed;
-- HWs, end offsets, records and the commit history are not encoded (no guard of an election
-  step reads them).
+- HWs, end offsets and the commit history are not encoded (no guard of an election step or a
+  log's change reads them; a fatal error, which stops a change, is a free choice).
 """
 from __future__ import annotations
 
@@ -57,7 +64,7 @@ def quorum_axiom() -> Any:
 # voted), vote_persisted, observer, the log's last epoch, FollowerState.hasFetchedFromLeader; an
 # election's tally as two relations node x voter (granted, rejected; "unrecorded" is neither).
 NODE = {"role": I, "epoch": I, "has_leader": B, "leader": Node, "has_voted": B, "voted": Node,
-        "persisted": B, "observer": B, "lle": I, "fetched": B}
+        "persisted": B, "observer": B, "lle": I, "fetched": B, "len": I}
 PAIR = {"granted": B, "rejected": B}
 # Messages: one slot per (kind, src, dst), as the model keeps at most one message of an RPC per
 # (requester, responder) pair (RequestManager). Fields as in model.kraft.state.
@@ -66,8 +73,8 @@ MESSAGES = {
     "vresp": {"epoch": I, "has_leader": B, "leader": Node, "error": I, "granted": B},
     "bqe": {"live": B, "epoch": I},
     "bqer": {"epoch": I, "has_leader": B, "leader": Node, "error": I},
-    "freq": {"live": B, "epoch": I, "observer": B},
-    "fresp": {"epoch": I, "has_leader": B, "leader": Node, "error": I},
+    "freq": {"live": B, "epoch": I, "observer": B, "fo": I, "lfe": I},
+    "fresp": {"epoch": I, "has_leader": B, "leader": Node, "error": I, "div": B, "rstart": I, "rlen": I},
 }
 REQUEST_KINDS = ("vreq", "bqe", "freq")
 RESPONSE_OF = {"vreq": "vresp", "bqe": "bqer", "freq": "fresp"}
@@ -76,7 +83,14 @@ MESSAGE_NAMES = {"vreq": "VoteRequest", "vresp": "VoteResponse", "bqe": "BeginQu
 # Ghosts (never read by a guard): vote_hist(m, e, v): m granted its standard vote of epoch e to v
 # (a Candidate to itself included); elected(e, n): n was elected leader in epoch e (History.elected);
 # equorum(e, n): a quorum whose votes elected n in e.
-GHOSTS = {"vote_hist": ((Node, I, Node), B), "elected": ((I, Node), B), "equorum": ((I, Node), Quorum)}
+# estart(e): the offset where the leader of epoch e began it (its log end when elected);
+# eleader(e): that leader.
+GHOSTS = {"vote_hist": ((Node, I, Node), B), "elected": ((I, Node), B), "equorum": ((I, Node), Quorum),
+          "estart": ((I,), I), "eleader": ((I,), Node)}
+# Logs: log(n, k) is the epoch of n's entry at offset k (k < len(n)); fresp.rlog(l, f, k) the
+# epoch at offset k of the log the leader l held when it answered f (a ghost: the response
+# carries its records, rlog from rstart to rlen).
+LOGS = {"log": ((Node, I), I), "fresp.rlog": ((Node, Node, I), I)}
 
 
 def _signature() -> dict[str, tuple[tuple[Any, ...], Any]]:
@@ -90,6 +104,8 @@ def _signature() -> dict[str, tuple[tuple[Any, ...], Any]]:
         for k, s in fields.items():
             sig[f"{kind}.{k}"] = ((Node, Node), s)
     for k, (args, res) in GHOSTS.items():
+        sig[k] = (args, res)
+    for k, (args, res) in LOGS.items():
         sig[k] = (args, res)
     return sig
 
@@ -161,6 +177,10 @@ class PCtx:
 
     proto: Protocol
     stale_requests: bool = True
+    # HandleFetchResponse appends a response's records as the response's log itself, which is
+    # the model's append only where fetch_responses holds (param_induction checks that it does
+    # in every Inv state): set where that lemma is part of the invariant.
+    append_as_response: bool = False
 
 
 # --- Helpers over the state (model.kraft.network, quorum.set_node) ------------------------------
@@ -275,7 +295,8 @@ def poll_sends(s: State, c: PCtx, st: Step, i: Any) -> State:
     bqe_ok = lambda y: z3.And(role == LEADER, y != i, pick_b(y), free(s, "bqe", i, y))  # noqa: E731
     t = _send_many(t, "bqe", i, bqe_ok, live=z3.BoolVal(True), epoch=ep)
     fetch = z3.And(role == FOLLOWER, st.const("fetch"), free(s, "freq", i, s.leader(i)))
-    return send_if(t, fetch, "freq", i, s.leader(i), live=z3.BoolVal(True), epoch=ep, observer=s.observer(i))
+    return send_if(t, fetch, "freq", i, s.leader(i), live=z3.BoolVal(True), epoch=ep, observer=s.observer(i),
+                   fo=s.len(i), lfe=s.lle(i))
 
 
 def _send_many(s: State, kind: str, i: Any, ok: Callable[[Any], Any], **vals: Any) -> State:
@@ -335,8 +356,10 @@ def become_leader(s: State, c: PCtx, st: Step, i: Any, q: Any) -> State:
     st.require(z3.ForAll([e2, v2], z3.Implies(st.pre.elected(e2, v2), z3.And(
         member(meet(q, other), q), member(meet(q, other), other))), patterns=[st.pre.elected(e2, v2)]))
     s2 = set_node(s, i, role=z3.IntVal(LEADER), has_leader=z3.BoolVal(True), leader=i, fetched=z3.BoolVal(False))
+    start, lead = s2.estart, s2.eleader
+    s2 = s2.with_(estart=lambda x: z3.If(x == e, s.len(i), start(x)), eleader=lambda x: z3.If(x == e, i, lead(x)))
     if c.proto.leader_change_record:
-        s2 = set_node(s2, i, lle=e)
+        s2 = append(s2, i, e)
     s2 = role_change(no_election(s2, i), c, i)
     old, oldq = s2.elected, s2.equorum
     s2 = s2.with_(elected=lambda x, y: z3.Or(old(x, y), z3.And(x == e, y == i)),
@@ -468,7 +491,14 @@ def check_quorum_timeout(s: State, c: PCtx, st: Step, i: Any) -> State:
 def client_append(s: State, c: PCtx, st: Step, i: Any) -> State:
     """client.client_append (KafkaRaftClient.prepareAppend): an entry of the leader's epoch."""
     st.require(s.role(i) == LEADER)
-    return set_node(s, i, lle=s.epoch(i))
+    return append(s, i, s.epoch(i))
+
+
+def append(s: State, i: Any, e: Any) -> State:
+    """An entry of epoch e at the end of i's log (ReplicatedLog.appendAsLeader)."""
+    end, old = s.len(i), s.log
+    s2 = s.with_(log=lambda x, k: z3.If(z3.And(x == i, k == end), e, old(x, k)))
+    return set_node(s2, i, len=end + 1, lle=e)
 
 
 def send_vote(s: State, c: PCtx, st: Step, i: Any, j: Any) -> State:
@@ -488,7 +518,8 @@ def send_begin_quorum_epoch(s: State, c: PCtx, st: Step, i: Any, j: Any) -> Stat
 def send_fetch(s: State, c: PCtx, st: Step, i: Any) -> State:
     """client.send_fetch (maybeSendFetchOrFetchSnapshot, buildFetchRequest)."""
     st.require(z3.And(s.role(i) == FOLLOWER, free(s, "freq", i, s.leader(i))))
-    return send(s, "freq", i, s.leader(i), live=z3.BoolVal(True), epoch=s.epoch(i), observer=s.observer(i))
+    return send(s, "freq", i, s.leader(i), live=z3.BoolVal(True), epoch=s.epoch(i), observer=s.observer(i),
+                fo=s.len(i), lfe=s.lle(i))
 
 
 def handle_vote_request(s: State, c: PCtx, st: Step, a: Any, i: Any) -> State:
@@ -576,8 +607,26 @@ def handle_fetch_request(s: State, c: PCtx, st: Step, f: Any, l: Any) -> State:
                               z3.If(s.role(l) != LEADER, NOT_LEADER_OR_FOLLOWER, NONE))))
     if not c.proto.fetch_from_any:
         error = z3.If(z3.And(error == NONE, s.msg("freq", "observer")(f, l)), INVALID_REQUEST, error)
-    return respond(s1, live, "fresp", l, f, epoch=s.epoch(l), has_leader=s.has_leader(l), leader=s.leader(l),
-                   error=error)
+    # rules.validate_offset_and_epoch: VALID at offset 0, else only if the leader's log holds an
+    # entry of the last fetched epoch ending at or after the fetch offset (endOffsetForEpoch
+    # answers that epoch, and an end >= fetch_offset); when that holds, either answer is allowed
+    fo, lfe = s.msg("freq", "fo")(f, l), s.msg("freq", "lfe")(f, l)
+    valid, t = st.const("offset_valid"), st.const("epoch_end", I)
+    st.require(z3.Implies(valid, z3.Or(fo == 0, z3.And(fo <= t, t <= s.len(l), 1 <= t, s.log(l, t - 1) == lfe))))
+    ok = error == NONE
+    out = respond(s1, live, "fresp", l, f, epoch=s.epoch(l), has_leader=s.has_leader(l), leader=s.leader(l),
+                  error=error, div=z3.And(ok, z3.Not(valid)), rstart=fo, rlen=s.len(l))
+    old, llog = out.msg("fresp", "rlog"), s.log
+    hit = z3.And(live, ok, valid)
+    return out.with_(fresp__rlog=lambda x, y, k: z3.If(z3.And(hit, x == l, y == f), llog(l, k), old(x, y, k)))
+
+
+def appended_log(flog: Any, rlog: Any, l: Any, f: Any, div: Any, end: Any, rstart: Any, as_response: bool) -> Any:
+    """f's log after a response from l that does not diverge: its log below `end`, then the records
+    (rlog from rstart) at end (the model's `log + records`); `as_response`: rlog itself."""
+    if as_response:
+        return lambda x, k: z3.If(z3.And(x == f, z3.Not(div)), rlog(l, f, k), flog(x, k))
+    return lambda x, k: z3.If(z3.And(x == f, z3.Not(div), k >= end), rlog(l, f, k - end + rstart), flog(x, k))
 
 
 def handle_fetch_response(s: State, c: PCtx, st: Step, l: Any, f: Any) -> State:
@@ -590,10 +639,19 @@ def handle_fetch_response(s: State, c: PCtx, st: Step, l: Any, f: Any) -> State:
                                          s.msg("fresp", "leader")(l, f), s.msg("fresp", "epoch")(l, f))
     # not handled: go on from the state after the common handling (a FOLLOW with error NONE
     # made f the leader's Follower there)
-    lle = st.const("lle", I)
-    st.require(z3.Or(lle == s2.lle(f), z3.And(0 <= lle, lle <= s2.epoch(f))))
-    fetched = poll_sends(set_node(s2, f, lle=lle, fetched=z3.BoolVal(True)), c, st, f)
-    return ite(z3.Or(handled, error != NONE), s2, fetched)
+    # a diverging epoch truncates to some length up to the log's (rules.truncation_offset); else
+    # the records (rlog from rstart to rlen) are appended at the log's end
+    div, rstart, rlen = (s.msg("fresp", x)(l, f) for x in ("div", "rstart", "rlen"))
+    cut = st.const("cut", I)
+    st.require(z3.And(0 <= cut, cut <= s2.len(f)))
+    flog, rlog, end = s2.log, s.msg("fresp", "rlog"), s2.len(f)
+    new_len = z3.If(div, cut, end + rlen - rstart)
+    s3 = s2.with_(log=appended_log(flog, rlog, l, f, div, end, rstart, c.append_as_response))
+    last = z3.If(new_len > 0, s3.log(f, new_len - 1), 0)
+    fetched = poll_sends(set_node(s3, f, len=new_len, lle=last, fetched=z3.BoolVal(True)), c, st, f)
+    # a fatal error (truncation below the HW, a HW going back) changes nothing encoded
+    fatal = st.const("fatal")
+    return ite(z3.Or(handled, error != NONE, fatal), s2, fetched)
 
 
 def restart(s: State, c: PCtx, st: Step, i: Any) -> State:
@@ -608,7 +666,7 @@ def disk_loss(s: State, c: PCtx, st: Step, i: Any) -> State:
     s1 = drop_addressed_to(s, i)
     s1 = set_node(s1, i, role=z3.IntVal(UNATTACHED), epoch=z3.IntVal(0), has_leader=z3.BoolVal(False),
                   has_voted=z3.BoolVal(False), persisted=z3.BoolVal(True), observer=z3.BoolVal(c.proto.directory_id),
-                  lle=z3.IntVal(0), fetched=z3.BoolVal(False))
+                  lle=z3.IntVal(0), fetched=z3.BoolVal(False), len=z3.IntVal(0))
     return role_change(no_election(s1, i), c, i)
 
 
@@ -659,7 +717,8 @@ def init(s: State) -> Any:
     """model.kraft.state.initial_state: every node freshly formatted; nothing in flight; no history."""
     n, n2, e = z3.Const("n", Node), z3.Const("n2", Node), z3.Const("e", I)
     node = z3.And(s.role(n) == UNATTACHED, s.epoch(n) == 0, z3.Not(s.has_leader(n)), z3.Not(s.has_voted(n)),
-                  s.persisted(n), z3.Not(s.observer(n)), s.lle(n) == 0, z3.Not(s.fetched(n)))
+                  s.persisted(n), z3.Not(s.observer(n)), s.lle(n) == 0, z3.Not(s.fetched(n)),
+                  s.len(n) == 0)
     pair = z3.And([z3.Not(s.f[k](n, n2)) for k in SIGNATURE if SIGNATURE[k][0] == (Node, Node)
                    and (k in PAIR or k.endswith(".present"))])
     return z3.And(z3.ForAll([n], node), z3.ForAll([n, n2], pair),

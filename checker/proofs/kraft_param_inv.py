@@ -10,7 +10,7 @@ from typing import Any, Callable
 import z3
 
 from checker.proofs.kraft_param import MESSAGES, Node, PCtx, Quorum, State, member
-from model.kraft.rules import CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, UNATTACHED
+from model.kraft.rules import CANDIDATE, FOLLOWER, LEADER, NONE, PROSPECTIVE, RESIGNED, UNATTACHED
 
 n, m, v, v2 = (z3.Const(x, Node) for x in ("n", "m", "v", "v2"))
 e = z3.Int("e")
@@ -142,7 +142,119 @@ def elected_quorum(c: PCtx, s: State) -> Any:
                                            s.vote_hist(m, e, v)))
 
 
-INVARIANTS: dict[str, Callable[[PCtx, State], Any]] = {"election_safety": election_safety}
+# --- Logs: log(n, k) for 0 <= k < len(n); a valid Fetch response's ghost log rlog(l, f, k) for
+# 0 <= k < rlen (the leader's whole log when it answered) ----------------------------------------
+
+k, j = z3.Int("k"), z3.Int("j")
+l2, f2 = z3.Const("l2", Node), z3.Const("f2", Node)
+
+
+def _at(s: State, x: Any, i: Any) -> Any:
+    return z3.And(0 <= i, i < s.len(x))
+
+
+def _records(s: State, x: Any, y: Any) -> Any:
+    """A Fetch response from x to y that carries records (error NONE, not diverging)."""
+    return z3.And(s.msg("fresp", "present")(x, y), s.msg("fresp", "error")(x, y) == NONE,
+                  z3.Not(s.msg("fresp", "div")(x, y)))
+
+
+def _in_rlog(s: State, x: Any, y: Any, i: Any) -> Any:
+    return z3.And(_records(s, x, y), 0 <= i, i < s.msg("fresp", "rlen")(x, y))
+
+
+def log_matching(c: PCtx, s: State) -> Any:
+    """Two logs with an entry of the same epoch at one offset hold the same epochs up to it
+    (properties.log_matching, over the entries' epochs)."""
+    return z3.ForAll([n, m, k, j], z3.Implies(
+        z3.And(_at(s, n, k), _at(s, m, k), s.log(n, k) == s.log(m, k), 0 <= j, j <= k), s.log(n, j) == s.log(m, j)))
+
+
+def log_bounds(c: PCtx, s: State) -> Any:
+    """A log's entries have epochs from 0 to its node's epoch; lle is the last one (0 if empty);
+    a Fetch request's offset is not negative; a response's records lie within its log, whose
+    epochs run from 0 to the response's epoch."""
+    rlog, rlen, rstart = s.msg("fresp", "rlog"), s.msg("fresp", "rlen"), s.msg("fresp", "rstart")
+    return z3.And(
+        z3.ForAll([n], z3.And(0 <= s.len(n), s.lle(n) == z3.If(s.len(n) > 0, s.log(n, s.len(n) - 1), 0))),
+        z3.ForAll([n, k], z3.Implies(_at(s, n, k), z3.And(0 <= s.log(n, k), s.log(n, k) <= s.epoch(n)))),
+        z3.ForAll([n, m], z3.Implies(s.msg("freq", "present")(n, m), s.msg("freq", "fo")(n, m) >= 0)),
+        z3.ForAll([n, m], z3.Implies(_records(s, n, m), z3.And(0 <= rstart(n, m), rstart(n, m) <= rlen(n, m)))),
+        z3.ForAll([n, m, k], z3.Implies(_in_rlog(s, n, m, k), z3.And(
+            0 <= rlog(n, m, k), rlog(n, m, k) <= s.msg("fresp", "epoch")(n, m)))))
+
+
+def fetch_requests(c: PCtx, s: State) -> Any:
+    """A live Fetch request comes from a Follower of its destination, and its fetch offset and
+    last fetched epoch are the follower's log end and last epoch."""
+    return z3.ForAll([n, m], z3.Implies(z3.And(s.msg("freq", "present")(n, m), s.msg("freq", "live")(n, m)), z3.And(
+        s.role(n) == FOLLOWER, s.has_leader(n), s.leader(n) == m,
+        s.msg("freq", "fo")(n, m) == s.len(n), s.msg("freq", "lfe")(n, m) == s.lle(n))))
+
+
+def one_fetch(c: PCtx, s: State) -> Any:
+    """A Fetch request and its response are never in flight together (network.in_flight)."""
+    return z3.ForAll([n, m], z3.Not(z3.And(s.msg("freq", "present")(n, m), s.msg("fresp", "present")(m, n))))
+
+
+def fetch_responses(c: PCtx, s: State) -> Any:
+    """A Fetch response (error NONE) goes to a Follower of its source; if it carries records, the
+    follower's log is the response's log up to the records' start, which is the follower's log end."""
+    rlog, rstart = s.msg("fresp", "rlog"), s.msg("fresp", "rstart")
+    ok = z3.And(s.msg("fresp", "present")(m, n), s.msg("fresp", "error")(m, n) == NONE)
+    return z3.And(
+        z3.ForAll([m, n], z3.Implies(ok, z3.And(s.role(n) == FOLLOWER, s.has_leader(n), s.leader(n) == m))),
+        z3.ForAll([m, n], z3.Implies(_records(s, m, n), rstart(m, n) == s.len(n))),
+        z3.ForAll([m, n, k], z3.Implies(z3.And(_records(s, m, n), _at(s, n, k)), s.log(n, k) == rlog(m, n, k))))
+
+
+def message_log_matching(c: PCtx, s: State) -> Any:
+    """Log matching between a response's log and a node's log, and between two responses' logs."""
+    rlog = s.msg("fresp", "rlog")
+    node = z3.ForAll([l2, f2, m, k, j], z3.Implies(
+        z3.And(_in_rlog(s, l2, f2, k), _at(s, m, k), rlog(l2, f2, k) == s.log(m, k), 0 <= j, j <= k),
+        rlog(l2, f2, j) == s.log(m, j)))
+    msgs = z3.ForAll([l2, f2, n, m, k, j], z3.Implies(
+        z3.And(_in_rlog(s, l2, f2, k), _in_rlog(s, n, m, k), rlog(l2, f2, k) == rlog(n, m, k), 0 <= j, j <= k),
+        rlog(l2, f2, j) == rlog(n, m, j)))
+    return z3.And(node, msgs)
+
+
+def entry_start(c: PCtx, s: State) -> Any:
+    """An entry of epoch e at offset k, in any log, lies at or after estart(e), and every
+    entry of that log from estart(e) to k is of epoch e (its leader began e at estart(e))."""
+    rlog = s.msg("fresp", "rlog")
+    return z3.And(
+        z3.ForAll([n, k], z3.Implies(_at(s, n, k), s.estart(s.log(n, k)) <= k)),
+        z3.ForAll([n, k, j], z3.Implies(z3.And(_at(s, n, k), s.estart(s.log(n, k)) <= j, j <= k),
+                                        s.log(n, j) == s.log(n, k))),
+        z3.ForAll([n, m, k], z3.Implies(_in_rlog(s, n, m, k), s.estart(rlog(n, m, k)) <= k)),
+        z3.ForAll([n, m, k, j], z3.Implies(z3.And(_in_rlog(s, n, m, k), s.estart(rlog(n, m, k)) <= j, j <= k),
+                                           rlog(n, m, j) == rlog(n, m, k))))
+
+
+def entry_elected(c: PCtx, s: State) -> Any:
+    """An entry of epoch e, in any log, was written by eleader(e), elected in e."""
+    rlog = s.msg("fresp", "rlog")
+    return z3.And(
+        z3.ForAll([n, k], z3.Implies(_at(s, n, k), s.elected(s.log(n, k), s.eleader(s.log(n, k))))),
+        z3.ForAll([n, m, k], z3.Implies(_in_rlog(s, n, m, k), s.elected(rlog(n, m, k), s.eleader(rlog(n, m, k))))))
+
+
+def leader_log(c: PCtx, s: State) -> Any:
+    """A Leader of epoch e is eleader(e); its log holds entries of e from estart(e) to its end,
+    and every entry of e in any log lies before its log's end."""
+    rlog = s.msg("fresp", "rlog")
+    e_ = s.epoch(n)
+    return z3.ForAll([n], z3.Implies(s.role(n) == LEADER, z3.And(
+        s.eleader(e_) == n, 0 <= s.estart(e_), s.estart(e_) <= s.len(n),
+        z3.ForAll([k], z3.Implies(z3.And(s.estart(e_) <= k, k < s.len(n)), s.log(n, k) == e_)),
+        z3.ForAll([m, k], z3.Implies(z3.And(_at(s, m, k), s.log(m, k) == e_), k < s.len(n))),
+        z3.ForAll([l2, m, k], z3.Implies(z3.And(_in_rlog(s, l2, m, k), rlog(l2, m, k) == e_), k < s.len(n))))))
+
+
+INVARIANTS: dict[str, Callable[[PCtx, State], Any]] = {"election_safety": election_safety,
+                                                      "log_matching": log_matching}
 LEMMAS: dict[str, Callable[[PCtx, State], Any]] = {
     "roles": roles, "tally_roles": tally_roles,
     "no_self_messages": no_self_messages, "knows_itself": knows_itself, "own_vote": own_vote,
@@ -151,11 +263,22 @@ LEMMAS: dict[str, Callable[[PCtx, State], Any]] = {
     "granted_responses": granted_responses, "tally": tally, "elected_quorum": elected_quorum,
     "observer_role": observer_role, "log_epoch": log_epoch, "self_leader": self_leader,
     "leader_elected": leader_elected, "message_leaders": message_leaders, "elected_reached": elected_reached,
+    "log_bounds": log_bounds,
 }
-SUPPORT = {"election_safety": tuple(LEMMAS)}
+ELECTION_LEMMAS = tuple(LEMMAS)
+LOG_LEMMAS: dict[str, Callable[[PCtx, State], Any]] = {
+    "one_fetch": one_fetch, "fetch_requests": fetch_requests, "fetch_responses": fetch_responses, "entry_elected": entry_elected,
+    "entry_start": entry_start, "leader_log": leader_log, "message_log_matching": message_log_matching,
+}
+LEMMAS.update(LOG_LEMMAS)
+# log matching rests on election safety (one eleader per epoch), proved with it as a lemma
+SUPPORT = {"election_safety": ELECTION_LEMMAS,
+           "log_matching": ELECTION_LEMMAS + ("election_safety",) + tuple(LOG_LEMMAS)}
+# What `--size any` proves when no --invariant is given (either may be asked for alone).
+DEFAULT = ("election_safety", "log_matching")
 # The model's other invariants: not proved for every size (refused with --size any); the fixed-size
-# encoding proves the first five (spec/proofs.md).
-NOT_FOR_ANY_SIZE = ("log_matching", "leader_completeness", "committed_kept", "leader_hw_monotonic", "no_fatal_error",
+# encoding proves the first four (spec/proofs.md).
+NOT_FOR_ANY_SIZE = ("leader_completeness", "committed_kept", "leader_hw_monotonic", "no_fatal_error",
                     "state_sanity")
 
 

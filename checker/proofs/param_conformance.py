@@ -4,7 +4,7 @@ every size rests on). A state is read into the encoding over a universe of exact
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import z3
 
@@ -49,7 +49,9 @@ def matches(s: K.State, py: Any, u: list[Any]) -> Any:
         i = u[k]
         out += [s.role(i) == nd.role, s.epoch(i) == nd.epoch, s.has_leader(i) == (nd.leader != NO_ID),
                 s.has_voted(i) == (nd.voted != NO_ID), s.persisted(i) == nd.vote_persisted,
-                s.observer(i) == nd.observer, s.lle(i) == last_epoch(nd.log), s.fetched(i) == nd.fetched]
+                s.observer(i) == nd.observer, s.lle(i) == last_epoch(nd.log), s.fetched(i) == nd.fetched,
+                s.len(i) == len(nd.log)]
+        out += [s.log(i, k) == entry[0] for k, entry in enumerate(nd.log)]
         if nd.leader != NO_ID:
             out.append(s.leader(i) == u[nd.leader])
         if nd.voted != NO_ID:
@@ -67,7 +69,17 @@ def matches(s: K.State, py: Any, u: list[Any]) -> Any:
                     continue
                 for f in fields:
                     term = s.msg(kind, f)(u[a], u[b])
-                    if f == "has_leader":
+                    if f in ("rstart", "rlen"):  # the records' place in the leader's log: a ghost
+                        continue
+                    if f == "fo":
+                        out.append(term == m.fetch_offset)
+                    elif f == "lfe":
+                        out.append(term == m.last_fetched_epoch)
+                    elif f == "div":
+                        out.append(term == (m.diverging_epoch >= 0))
+                        if m.diverging_epoch < 0 and m.error == 0:
+                            out += _records(s, u[a], u[b], m.records)
+                    elif f == "has_leader":
                         out.append(term == (m.leader != NO_ID))
                     elif f == "leader":
                         if m.leader != NO_ID:
@@ -79,6 +91,13 @@ def matches(s: K.State, py: Any, u: list[Any]) -> Any:
     return z3.And(out)
 
 
+def _records(s: K.State, a: Any, b: Any, records: tuple) -> list[Any]:
+    """The response's records are its ghost log from rstart to rlen."""
+    start, rlog = s.msg("fresp", "rstart")(a, b), s.msg("fresp", "rlog")
+    return [s.msg("fresp", "rlen")(a, b) == start + len(records)] + [
+        rlog(a, b, start + k) == entry[0] for k, entry in enumerate(records)]
+
+
 def _name(a: Any) -> tuple[str, tuple[int, ...]]:
     kind = type(a).__name__
     if kind == "DropMessage":
@@ -86,13 +105,33 @@ def _name(a: Any) -> tuple[str, tuple[int, ...]]:
     return kind, tuple(x for x in a if isinstance(x, int))
 
 
+def _memo(s: K.State) -> K.State:
+    """`s` with each field's terms built once per argument list: an action's successor is a large
+    If-tree, and building its terms over a world's nodes, not solving, took most of a check."""
+    def remember(fn: Callable[..., Any]) -> Callable[..., Any]:
+        built: dict[tuple[Any, ...], Any] = {}
+
+        def term(*args: Any) -> Any:
+            key = tuple(x.get_id() if isinstance(x, z3.AstRef) else x for x in args)
+            if key not in built:  # the arguments are kept with the term, so their ids are not reused
+                built[key] = (args, fn(*args))
+            return built[key][1]
+
+        return term
+
+    return K.State({k: remember(fn) for k, fn in s.f.items()})
+
+
 def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
     """Each (s, a, t) the model takes from the states is a step of the encoding."""
     rep = Report()
     pre, _ = K.fresh("p_")
+    pre = _memo(pre)
+    worlds: dict[int, tuple[list[Any], Any]] = {}  # one per size, so the memos' arguments recur
+    steps: dict[str, K.Transition] = {}
     for s in states:
         n = len(s.nodes)
-        u, facts = world(n)
+        u, facts = worlds[n] if n in worlds else worlds.setdefault(n, world(n))
         for a in model.actions(s):
             t = model.next_state(s, a)
             if t is None:
@@ -105,7 +144,10 @@ def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
             if name in K.UNCHANGED:
                 ok = solver.check(facts, matches(pre, s, u), matches(pre, t, u))
             else:
-                tr = K.transition(c, pre, name)
+                if name not in steps:
+                    built = K.transition(c, pre, name)
+                    steps[name] = K.Transition(built.name, built.args, built.guard, _memo(built.post))
+                tr = steps[name]
                 binds = [x == u[k] for x, k in zip(tr.args, ids)]
                 ok = solver.check(facts, *binds, matches(pre, s, u), *tr.guard, matches(tr.post, t, u))
             if ok != z3.sat:

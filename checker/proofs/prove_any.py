@@ -1,4 +1,5 @@
-"""`kcheck prove --model kraft --size any`: election safety for every number of voters.
+"""`kcheck prove --model kraft --size any`: election safety and log matching for every number of
+voters.
 
 The every-size encoding (checker/proofs/kraft_param.py) proves what spec/proofs.md, "Every
 cluster size", lists; anything else asked of it is refused in one line (exit 2) rather than
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from checker.cli.options import run_config
     from checker.heartbeat import Heartbeat
     from checker.proofs.kraft_param import PCtx
-    from checker.proofs.kraft_param_inv import INVARIANTS, NOT_FOR_ANY_SIZE, conjuncts
+    from checker.proofs.kraft_param_inv import DEFAULT, INVARIANTS, NOT_FOR_ANY_SIZE, conjuncts
     from checker.proofs.param_induction import prove_any
     from model.kraft.variants import Protocol
 
@@ -79,13 +80,14 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--size any has an encoding for --model kraft only; {rc.model} is proved for fixed sizes")
     if args.timeout <= 0:
         raise ConfigError(f"--timeout must be positive, got {args.timeout}")
-    targets = list(args.invariant) or list(INVARIANTS)
+    targets = list(args.invariant) or list(DEFAULT)
     for name in targets:
         if name in NOT_FOR_ANY_SIZE:
-            raise ConfigError(f"--size any proves {', '.join(INVARIANTS)} only; {name} is not proved for every size "
+            raise ConfigError(f"--size any proves {', '.join(DEFAULT)} only; "
+                              f"{name} is not proved for every size "
                               f"(spec/proofs.md says which invariants are proved for a fixed --size N)")
         if name not in INVARIANTS:
-            raise ConfigError(f"unknown invariant {name!r} (--size any proves: {', '.join(INVARIANTS)})")
+            raise ConfigError(f"unknown invariant {name!r} (--size any proves: {', '.join(DEFAULT)})")
     config = dict(rc.config)
     if config.get("voter_changes", 0) or config.get("spares", 0):
         raise ConfigError("the any-size encoding has a static voter set; set voter_changes=0 and spares=0 "
@@ -103,11 +105,12 @@ def run(args: argparse.Namespace) -> int:
     with Heartbeat("prove", None if args.quiet else sys.stderr) as heartbeat:
         o = prove_any(c, targets, timeout_s=args.timeout, progress=progress)
     wall = time.monotonic() - t0
+    not_proved = list(NOT_FOR_ANY_SIZE)
     report: dict[str, Any] = {
         "model": "kraft", "variant": rc.variant, "preset": rc.preset, "voters": ANY, "mode": "induction",
         "invariants": targets, "lemmas": lemmas, "result": o.result, "queries": len(o.checks),
         "seconds": round(wall, 3), "solver_seconds": round(o.seconds, 3), "never_enabled": o.never_enabled,
-        "reason": o.reason, "not_for_any_size": list(NOT_FOR_ANY_SIZE), "cti": None,
+        "reason": o.reason, "not_for_any_size": not_proved, "cti": None,
         "model_source": model_source().as_json(), "encoding_check": encoding}
     lines = [f"model:      kraft", f"model source: {model_source().text()}", f"variant:    {rc.variant}",
              f"encoding:   {encoding['how']}",
@@ -118,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     if o.never_enabled:
         lines.append(f"never enabled under Inv: {', '.join(o.never_enabled)}")
     if o.result == "proved":
-        lines.append(f"not proved for every size: {', '.join(NOT_FOR_ANY_SIZE)} (spec/proofs.md: which are "
+        lines.append(f"not proved for every size: {', '.join(not_proved)} (spec/proofs.md: which are "
                      "proved for fixed sizes)")
     if o.cti is not None:
         lines += _render_cti(o.cti)
