@@ -156,7 +156,8 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = 
         "disabled_by_config": r.disabled,
         "action_counts": r.action_counts,
         "max_states": r.max_states,
-        "interrupted": r.interrupted,
+        # a stop in the liveness pass stops the run as one in the safety pass does
+        "interrupted": r.interrupted or (live is not None and live.interrupted),
         "violation": None,
         "model_source": model_source().as_json(),
     }
@@ -380,12 +381,6 @@ def _run_check(args: argparse.Namespace) -> int:
             raise ConfigError(f"cannot keep the search's files in {where}: {e.strerror or e}"
                               + (f" ({e.filename})" if e.filename else "")) from None
     live, skipped = _liveness_pass(args, model, r)
-    # A stop in the liveness pass stops the run as one in the safety pass does: resuming redoes
-    # the liveness pass, which keeps no checkpoint of its own.
-    interrupted = r.interrupted or (live is not None and live.interrupted)
-    if run_dir and interrupted:
-        print(f"kcheck: the run can go on from its last checkpoint: kcheck check --resume {run_dir}",
-              file=sys.stderr, flush=True)
     result = r.result
     if result == "ok" and live is not None and live.result != "ok":
         result = {"unreached": "vacuous"}.get(live.result, live.result)
@@ -393,7 +388,9 @@ def _run_check(args: argparse.Namespace) -> int:
     if result == "ok" and args.strict and (r.unreached or r.never_enabled or limited):
         result = "vacuous"
     report = check_report(rc, model, r, result, live)
-    report["interrupted"] = interrupted
+    if run_dir and report["interrupted"]:  # resuming redoes the liveness pass, which keeps no checkpoint
+        print(f"kcheck: the run can go on from its last checkpoint: kcheck check --resume {run_dir}",
+              file=sys.stderr, flush=True)
     report["rounds"] = args.rounds
     report["liveness_skipped"] = skipped
     report["variant_note"] = _variant_note(rc, result)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from checker import stop
-from checker.search.common import Result, collector_paused, coverage
+from checker.search.common import Invariants, Result, collector_paused, coverage
 from model.interface import Model, action_name
 
 
@@ -49,7 +49,8 @@ def round_search(model: Model, max_rounds: int, *, max_states: int | None = None
     if rounds is None:
         raise NoRounds(f"model {model.name} defines no rounds")
     start = last = time.perf_counter()
-    always = [p for p in model.properties if p.kind == "always"]
+    broken = Invariants(model).broken
+    description = {p.name: p.description for p in model.properties}
     pending = [p for p in model.properties if p.kind == "sometimes"]
     reached: dict[str, int] = {}
     counts: dict[str, int] = {}
@@ -58,7 +59,8 @@ def round_search(model: Model, max_rounds: int, *, max_states: int | None = None
     frontier = []
     generated = 0
 
-    def check(state: Any, depth: int) -> Optional[Any]:
+    def check(state: Any, depth: int) -> Optional[str]:
+        """The invariant `state` breaks, if any, after noting the sometimes-properties it reaches."""
         nonlocal pending
         if pending:
             hit = [p for p in pending if p.predicate(state)]
@@ -66,7 +68,7 @@ def round_search(model: Model, max_rounds: int, *, max_states: int | None = None
                 for p in hit:
                     reached[p.name] = depth
                 pending = [p for p in pending if p.name not in reached]
-        return next((p for p in always if not p.predicate(state)), None)
+        return broken(state)
 
     def finish(result: str, depth: int, violation: Optional[dict] = None) -> Result:
         never, disabled = coverage(model, counts)
@@ -92,7 +94,7 @@ def round_search(model: Model, max_rounds: int, *, max_states: int | None = None
         nodes[fp] = _Node(None, ((None, s),))
         bad = check(s, 0)
         if bad is not None:
-            return finish("violation", 0, {"invariant": bad.name, "description": bad.description,
+            return finish("violation", 0, {"invariant": bad, "description": description[bad],
                                            "trace": [(None, s)], "rounds": 0})
         frontier.append((fp, s))
     depth = 0
@@ -118,7 +120,7 @@ def round_search(model: Model, max_rounds: int, *, max_states: int | None = None
                         if bad is not None:
                             trace, taken = trace_to(fp, r[:i + 1])
                             frontier = level
-                            return finish("violation", depth, {"invariant": bad.name, "description": bad.description,
+                            return finish("violation", depth, {"invariant": bad, "description": description[bad],
                                                                "trace": trace, "rounds": taken})
                     t = r[-1][1]
                     tfp = fingerprint(t)
