@@ -274,8 +274,6 @@ LEMMAS.update(LOG_LEMMAS)
 # log matching rests on election safety (one eleader per epoch), proved with it as a lemma
 SUPPORT = {"election_safety": ELECTION_LEMMAS,
            "log_matching": ELECTION_LEMMAS + ("election_safety",) + tuple(LOG_LEMMAS)}
-# What `--size any` proves when no --invariant is given (either may be asked for alone).
-DEFAULT = ("election_safety", "log_matching")
 # The model's other invariants: not proved for every size (refused with --size any); the fixed-size
 # encoding proves the first four (spec/proofs.md).
 NOT_FOR_ANY_SIZE = ("leader_completeness", "committed_kept", "leader_hw_monotonic", "no_fatal_error",

@@ -131,7 +131,9 @@ def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
     steps: dict[str, K.Transition] = {}
     for s in states:
         n = len(s.nodes)
-        u, facts = worlds[n] if n in worlds else worlds.setdefault(n, world(n))
+        if n not in worlds:
+            worlds[n] = world(n)
+        u, facts = worlds[n]
         for a in model.actions(s):
             t = model.next_state(s, a)
             if t is None:

@@ -143,8 +143,7 @@ def append_justified(c: K.PCtx, pre: K.State, inv: list[Any], ms: int) -> Any:
 
 def small_world(s: K.State) -> Any:
     """Three voters, their three majorities of two, epochs 0..4 in the ghost history, empty
-    logs: where an
-    action's enabledness is looked for first (a sat answer with quantifiers over every size is
+    logs: where an action's enabledness is looked for first (a sat answer with quantifiers over every size is
     hard for Z3; a witness among three voters is a witness)."""
     a, b, c = (z3.Const(f"w_{x}", K.Node) for x in "abc")
     qs = [z3.Const(f"w_q{k}", K.Quorum) for k in range(3)]

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from checker.cli.options import run_config
     from checker.heartbeat import Heartbeat
     from checker.proofs.kraft_param import PCtx
-    from checker.proofs.kraft_param_inv import DEFAULT, INVARIANTS, NOT_FOR_ANY_SIZE, conjuncts
+    from checker.proofs.kraft_param_inv import INVARIANTS, NOT_FOR_ANY_SIZE, conjuncts
     from checker.proofs.param_induction import prove_any
     from model.kraft.variants import Protocol
 
@@ -80,14 +80,14 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--size any has an encoding for --model kraft only; {rc.model} is proved for fixed sizes")
     if args.timeout <= 0:
         raise ConfigError(f"--timeout must be positive, got {args.timeout}")
-    targets = list(args.invariant) or list(DEFAULT)
+    targets = list(args.invariant) or list(INVARIANTS)
     for name in targets:
         if name in NOT_FOR_ANY_SIZE:
-            raise ConfigError(f"--size any proves {', '.join(DEFAULT)} only; "
+            raise ConfigError(f"--size any proves {', '.join(INVARIANTS)} only; "
                               f"{name} is not proved for every size "
                               f"(spec/proofs.md says which invariants are proved for a fixed --size N)")
         if name not in INVARIANTS:
-            raise ConfigError(f"unknown invariant {name!r} (--size any proves: {', '.join(DEFAULT)})")
+            raise ConfigError(f"unknown invariant {name!r} (--size any proves: {', '.join(INVARIANTS)})")
     config = dict(rc.config)
     if config.get("voter_changes", 0) or config.get("spares", 0):
         raise ConfigError("the any-size encoding has a static voter set; set voter_changes=0 and spares=0 "
