@@ -242,3 +242,35 @@ def test_the_every_size_proof_names_the_model_source_and_how_the_encoding_follow
     assert main(["prove", "--model", "kraft", "--size", "any", "--quiet", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["model_source"]["files"] > 10 and out["encoding_check"]["how"].startswith("covers the model: ")
+
+
+def test_a_query_no_seed_answers_is_unknown_and_one_seed_is_enough(monkeypatch):
+    """Z3's search depends on the terms a process made before a query (spec/proofs.md, "Seeds"):
+    each query is tried with further seeds when one times out, and is unknown only when none answers."""
+    from checker.proofs import param_induction
+
+    seeds_tried: list[int] = []
+
+    class FirstSeedTimesOut(z3.Solver):
+        def set(self, *args):
+            self.seed = dict(zip(args[::2], args[1::2]))["random_seed"]
+            seeds_tried.append(self.seed)
+            super().set(*args)
+
+        def check(self, *fs):
+            return z3.unknown if self.seed == 0 else super().check(*fs)
+
+    monkeypatch.setattr(param_induction.z3, "Solver", FirstSeedTimesOut)
+    o = prove_any(pctx(), ["election_safety"], timeout_s=60, only=["HandleVoteResponse"])
+    assert o.result == PROVED, o.reason
+    assert seeds_tried.count(0) == seeds_tried.count(1) > 10 and 2 not in seeds_tried
+
+    class NoSeedAnswers(FirstSeedTimesOut):
+        def check(self, *fs):
+            return z3.unknown
+
+    seeds_tried.clear()
+    monkeypatch.setattr(param_induction.z3, "Solver", NoSeedAnswers)
+    o = prove_any(pctx(), ["election_safety"], timeout_s=60, only=["HandleVoteResponse"])
+    assert o.result == "unknown" and o.reason == "Init => roles: z3 unknown"
+    assert sorted(set(seeds_tried)) == list(range(param_induction.SEEDS)) and param_induction.SEEDS > 1
