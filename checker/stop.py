@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
@@ -95,3 +96,23 @@ def clear(exc: Optional[type[BaseException]] = None) -> None:
     global _pending
     if exc is None or _pending is exc:
         _pending = None
+
+
+def quiet_unraisable() -> Callable[[], None]:
+    """Until the returned function is called, the stop's own exception, when a handler raised it
+    inside a callback (Z3's error handler is a ctypes callback, called when the helper cancels a
+    Z3 call), is not reported as "Exception ignored" with a traceback: it is pending, and `check()`
+    raises it again. Any other unraisable exception goes to the hook there was."""
+    previous = sys.unraisablehook
+
+    def hook(info: "sys.UnraisableHookArgs") -> None:
+        if _pending is not None and info.exc_type is not None and issubclass(info.exc_type, _pending):
+            return
+        previous(info)
+
+    sys.unraisablehook = hook
+
+    def restore() -> None:
+        sys.unraisablehook = previous
+
+    return restore

@@ -76,10 +76,12 @@ def _stop_signals() -> Callable[[], Any]:
         previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: leave signals alone
         return lambda: None
+    restore_hook = stop.quiet_unraisable()
 
     def restore() -> None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        restore_hook()
         stop.clear()
 
     return restore

@@ -1,0 +1,43 @@
+"""checker.stop: a stop raised where Python cannot raise it (a ctypes callback such as Z3's error
+handler, a `__del__`) is not reported with a traceback, and is raised again at the next check."""
+from __future__ import annotations
+
+import gc
+import sys
+
+import pytest
+
+from checker import stop
+
+
+class RaisesWhenFreed:
+    def __init__(self, exc: type[BaseException], via_stop: bool) -> None:
+        self.exc, self.via_stop = exc, via_stop
+
+    def __del__(self) -> None:
+        if self.via_stop:
+            stop.request(self.exc)
+        raise self.exc()
+
+
+def test_the_stop_lost_in_a_callback_is_not_reported_and_is_raised_at_the_next_check(monkeypatch):
+    reported: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: reported.append(info.exc_type))
+    stop.clear()
+    restore = stop.quiet_unraisable()
+    try:
+        RaisesWhenFreed(ValueError, via_stop=False)  # not a stop: reported as before
+        gc.collect()
+        assert reported == [ValueError]
+        RaisesWhenFreed(KeyboardInterrupt, via_stop=True)  # the stop's own raise, lost in __del__
+        gc.collect()
+        assert reported == [ValueError] and stop.requested()
+        with pytest.raises(KeyboardInterrupt):
+            stop.check()
+    finally:
+        restore()
+        stop.clear()
+    assert sys.unraisablehook is not None and not stop.requested()
+    RaisesWhenFreed(KeyboardInterrupt, via_stop=False)  # after restore, no stop pending: reported
+    gc.collect()
+    assert reported == [ValueError, KeyboardInterrupt]
