@@ -34,7 +34,9 @@ class Property:
     target: Callable[[Any], bool] | None = None  # leads_to's Q; timely_invariant's vacuity guard
     # The state's fields (attribute names) `predicate` reads, when it reads nothing else: the
     # search then takes an `always` property as holding on a successor whose fields are the very
-    # objects (identity) of its parent's, which it checked (states are immutable). () = unknown.
+    # objects (identity) of its parent's, which it checked (states are immutable), and, when every
+    # invariant names its fields, all of them as holding on a state whose fields there equal those
+    # of a state that passed. () = unknown.
     reads: tuple[str, ...] = ()
 
     @property

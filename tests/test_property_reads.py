@@ -87,22 +87,78 @@ def test_a_wrong_declaration_is_caught():
 def test_every_engine_skips_an_invariant_on_the_fields_it_declares(workers):
     """The one-process and the multi-process search both rely on the declaration (checker.search.
     common.Invariants): declared right, `x < 2` fails at depth 2; declared as reading `y` only, the
-    step to (2, 0), which keeps y, is not checked, so the violation is found later. Wrong on purpose,
-    to show that the skip is in force in both engines."""
+    step to (2, 0), which keeps y, is not checked, and no state with a value of y that passed is
+    checked again, so the violation is missed. Wrong on purpose, to show that the skips are in force
+    in both engines (and why the declarations are checked above)."""
     from checker.search.common import Invariants
     from checker.search.run import explore
     from model.interface import always
     from tests.test_bfs import toy
 
-    depths = {}
+    results = {}
     for reads in (("x",), ("y",)):
         model = toy(4)
         model.properties = [always("x_below_2", lambda s: s.x < 2, "x < 2", reads=reads)]
-        result = explore(model, workers=workers)
-        assert result.result == "violation"
-        depths[reads] = len(result.violation["trace"]) - 1
-    assert depths[("x",)] == 2 and depths[("y",)] > 2
+        results[reads] = explore(model, workers=workers)
+    assert results[("x",)].result == "violation" and len(results[("x",)].violation["trace"]) - 1 == 2
+    assert results[("y",)].result == "ok"
     s = toy(4).init_states()[0]
     t = s._replace(x=2)
     wrong = Invariants(type("M", (), {"properties": [always("x_below_2", lambda s: s.x < 2, "", reads=("y",))]})())
     assert wrong.broken(t, s) is None and wrong.broken(t) == "x_below_2"  # without a parent: always evaluated
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_invariant_is_evaluated_once_per_distinct_value_of_what_it_reads(workers, tmp_path):
+    """Every invariant declares its reads, so a state whose read fields equal those of a state that
+    passed is not evaluated again (Invariants.passed): `x < 9` on the toy's 5 x 5 grid is evaluated
+    for the 5 values of x (and the initial state), not for the 25 states; a violation is still
+    found at its depth, and a state that failed is not remembered as passed."""
+    from checker.search.common import Invariants
+    from checker.search.run import explore
+    from model.interface import always
+    from tests.test_bfs import toy
+
+    calls = tmp_path / "calls"
+
+    def x_below(limit):
+        def check(s):
+            with calls.open("a") as f:  # the multi-process search evaluates in its workers
+                f.write(f"{s.x},{s.y}\n")
+            return s.x < limit
+        return check
+
+    model = toy(4)
+    model.properties = [always("x_below_9", x_below(9), "x < 9", reads=("x",))]
+    result = explore(model, workers=workers)
+    assert result.result == "ok" and result.distinct_states == 25
+    evaluated = calls.read_text().split()
+    assert sorted({e.split(",")[0] for e in evaluated}) == ["0", "1", "2", "3", "4"]
+    assert len(evaluated) < 25
+
+    calls.unlink()
+    model.properties = [always("x_below_3", x_below(3), "x < 3", reads=("x",))]
+    result = explore(model, workers=workers)
+    assert result.result == "violation" and len(result.violation["trace"]) - 1 == 3
+
+    inv = Invariants(type("M", (), {"properties": [always("x_below_3", lambda s: s.x < 3, "", reads=("x",))]})())
+    s = toy(4).init_states()[0]
+    assert inv.broken(s._replace(x=3)) == "x_below_3" and inv.broken(s._replace(x=3, y=1)) == "x_below_3"
+    assert inv.broken(s._replace(x=1)) is None and inv.passed == {1}
+
+
+def test_the_passed_values_are_forgotten_when_full(monkeypatch):
+    from checker.search.common import Invariants
+    from model.interface import always
+    from tests.test_bfs import toy
+
+    monkeypatch.setattr(Invariants, "PASSED_MAX", 2)
+    inv = Invariants(type("M", (), {"properties": [always("x_below_3", lambda s: s.x < 3, "", reads=("x",))]})())
+    s = toy(4).init_states()[0]
+    for x in (0, 1, 2):
+        assert inv.broken(s._replace(x=x)) is None
+    assert inv.passed == {2}
+    without_reads = Invariants(type("M", (), {"properties": [always("a", lambda s: True, ""),
+                                                            always("b", lambda s: True, "", reads=("x",))]})())
+    assert without_reads.read_fields is None  # one invariant reads anything: nothing is remembered
+    assert without_reads.broken(s) is None and without_reads.passed == set()

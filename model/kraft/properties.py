@@ -155,17 +155,19 @@ def properties(p: Params, proto: Protocol) -> list[Property]:
     """The property list of one configuration and variant. A `sometimes` property the
     configuration or variant makes unreachable (a zero budget, no pre-vote...) is left out."""
     out = [
-        always("election_safety", election_safety, "at most one leader per epoch (Raft 5.2)"),
+        always("election_safety", election_safety, "at most one leader per epoch (Raft 5.2)", reads=("history",)),
         always("leader_completeness", leader_completeness,
-               "every leader holds every entry committed in an earlier epoch (Raft 5.4)"),
+               "every leader holds every entry committed in an earlier epoch (Raft 5.4)", reads=("nodes", "history")),
         always("log_matching", log_matching,
-               "logs with the same (offset, epoch) entry agree up to it (Raft 5.3)"),
+               "logs with the same (offset, epoch) entry agree up to it (Raft 5.3)", reads=("nodes",)),
         always("committed_kept", committed_kept(p),
-               "committed entries are never replaced, and stay on a majority minus the disks lost"),
+               "committed entries are never replaced, and stay on a majority minus the disks lost",
+               reads=("nodes", "history", "disk_losses")),
         always("leader_hw_monotonic", leader_hw_monotonic,
-               "the HW never decreases on a leader and stays within its log"),
-        always("state_sanity", state_sanity(p, proto), "role/state structure and bounds"),
-        always("no_fatal_error", no_fatal_error, "no Kafka IllegalStateException/KafkaException path is hit"),
+               "the HW never decreases on a leader and stays within its log", reads=("nodes", "history")),
+        always("state_sanity", state_sanity(p, proto), "role/state structure and bounds", reads=("nodes", "network")),
+        always("no_fatal_error", no_fatal_error, "no Kafka IllegalStateException/KafkaException path is hit",
+               reads=("history",)),
         sometimes("leader_elected", lambda s: any(n.role == LEADER for n in s.nodes), "some voter is leader"),
     ]
     if proto.pre_vote and p.n > 1:
