@@ -162,3 +162,24 @@ def test_the_passed_values_are_forgotten_when_full(monkeypatch):
                                                             always("b", lambda s: True, "", reads=("x",))]})())
     assert without_reads.read_fields is None  # one invariant reads anything: nothing is remembered
     assert without_reads.broken(s) is None and without_reads.passed == set()
+
+
+def test_remembering_stops_when_values_rarely_repeat(monkeypatch):
+    """After TRIAL lookups with fewer than two in three hits, nothing more is remembered (the
+    lookups would cost what they save); every state is then evaluated, and violations still found."""
+    from checker.search.common import Invariants
+    from model.interface import always
+
+    monkeypatch.setattr(Invariants, "TRIAL", 6)
+    inv = Invariants(type("M", (), {"properties": [always("x_below_9", lambda s: s.x < 9, "", reads=("x",))]})())
+    from tests.test_bfs import toy
+    s = toy(4).init_states()[0]
+    for x in (0, 1, 2, 3, 4, 0):  # one hit in six
+        assert inv.broken(s._replace(x=x)) is None
+    assert inv.lookups == 6 and inv.hits == 1 and inv.read_fields is None and inv.passed == set()
+    assert inv.broken(s._replace(x=9)) == "x_below_9" and inv.lookups == 6
+
+    inv = Invariants(type("M", (), {"properties": [always("x_below_9", lambda s: s.x < 9, "", reads=("x",))]})())
+    for x in (0, 1, 0, 1, 0, 1):  # four hits in six
+        assert inv.broken(s._replace(x=x)) is None
+    assert inv.hits == 4 and inv.read_fields is not None
