@@ -274,3 +274,13 @@ def test_a_query_no_seed_answers_is_unknown_and_one_seed_is_enough(monkeypatch):
     o = prove_any(pctx(), ["election_safety"], timeout_s=60, only=["HandleVoteResponse"])
     assert o.result == "unknown" and o.reason == "Init => roles: z3 unknown"
     assert sorted(set(seeds_tried)) == list(range(param_induction.SEEDS)) and param_induction.SEEDS > 1
+
+
+def test_the_encoding_check_samples_the_model_with_the_run_s_stale_requests():
+    """With stale_requests=false (preset figure8) the encoding drops a node's requests at a role
+    change, and so does the model it is checked against; sampled with stale requests kept, the
+    check refused (ElectionTimeout differed) and nothing could be proved on that preset."""
+    from checker.proofs.prove_any import _encoding_covers
+
+    c = K.PCtx(Protocol.of("kafka-4.1"), stale_requests=False)
+    assert _encoding_covers("kafka-4.1", c, quiet=True)["transitions"] > 1000

@@ -41,7 +41,8 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def _encoding_covers(variant: str, c: Any, quiet: bool) -> dict[str, Any]:
     """Every transition of a sample of the model's states (BFS and walks of `default`, as
-    tests/test_prove_any.py takes) must be a step of the every-size encoding, or nothing is proved.
+    tests/test_prove_any.py takes, with the run's `stale_requests`, which the encoding follows)
+    must be a step of the every-size encoding, or nothing is proved.
     Run on every proof: checker/proofs/checked_against.json vouches for the fixed-size encodings
     only, so the model's recorded digest says nothing of this one."""
     from checker.config import load_config
@@ -51,7 +52,9 @@ def _encoding_covers(variant: str, c: Any, quiet: bool) -> dict[str, Any]:
         print("kcheck: checking that every model step of a sample is a step of the every-size encoding",
               file=sys.stderr, flush=True)
     t0 = time.monotonic()
-    model = load_config(model="kraft", preset="default", variant=variant, overrides=["symmetry=false"]).build()
+    stale = "true" if c.stale_requests else "false"
+    model = load_config(model="kraft", preset="default", variant=variant,
+                        overrides=["symmetry=false", f"stale_requests={stale}"]).build()
     states = conformance.sample(model, 300) + conformance.walk_sample(model, walks=30, depth=30, seed=3)
     report = param_conformance.check_transitions(model, states, c)
     seconds = time.monotonic() - t0
