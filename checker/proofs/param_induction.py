@@ -57,10 +57,6 @@ class _Query:
         return self._solver.model()
 
 
-def _solver(ms: int) -> _Query:
-    return _Query(ms)
-
-
 def _answer(r: Any) -> str:
     return "holds" if r == z3.unsat else "fails" if r == z3.sat else "unknown"
 
@@ -91,7 +87,7 @@ def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
         return ch.answer
 
     for x in names:
-        s = _solver(ms)
+        s = _Query(ms)
         t0 = time.monotonic()
         r = s.check(axiom, K.init(pre), z3.Not(inv[x]))
         if record(f"Init => {x}", r, t0) == "fails":
@@ -101,7 +97,7 @@ def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
         if r == z3.unknown:
             out.result, out.reason = UNKNOWN, f"Init => {x}: z3 unknown"
             return out
-    s = _solver(ms)
+    s = _Query(ms)
     t0 = time.monotonic()
     if record("Init & Inv satisfiable", s.check(axiom, K.init(pre), *inv.values()), t0) != "fails":
         out.result, out.reason = VACUOUS, "Init & Inv is unsatisfiable (or unknown): nothing would be proved"
@@ -118,9 +114,9 @@ def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
         tr = K.transition(c, pre, name)
         label = f"{name}({', '.join(str(a).split('!')[1] for a in tr.args)})"
         t0 = time.monotonic()
-        r = _solver(min(ms, 20_000)).check(small_world(pre), axiom, *inv.values(), *tr.guard)
+        r = _Query(min(ms, 20_000)).check(small_world(pre), axiom, *inv.values(), *tr.guard)
         if r != z3.sat:  # no witness among three voters: ask about every size
-            r = _solver(ms).check(axiom, *inv.values(), *tr.guard)
+            r = _Query(ms).check(axiom, *inv.values(), *tr.guard)
         enabled = "enabled" if r == z3.sat else "never enabled" if r == z3.unsat else "unknown"
         record(f"{label} enabled in some Inv state", r, t0, enabled)
         if enabled == "never enabled":
@@ -134,10 +130,10 @@ def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
             t0 = time.monotonic()
             # a CTI among three voters first (a sat answer over every size is hard for Z3), then
             # the query over every size; a fresh solver each (incremental solving is slower here)
-            s = _solver(min(ms, 10_000))
+            s = _Query(min(ms, 10_000))
             r = s.check(small_world(pre), axiom, *inv.values(), *tr.guard, goal)
             if r != z3.sat:
-                s = _solver(ms)
+                s = _Query(ms)
                 r = s.check(axiom, *inv.values(), *tr.guard, goal)
             if record(f"Inv & {label} => {x}'", r, t0) == "fails":
                 model = s.model()
@@ -166,7 +162,7 @@ def append_justified(c: K.PCtx, pre: K.State, inv: list[Any], ms: int) -> Any:
                                       model_like.post.log(x, k) != direct.post.log(x, k)))
     # the same step: both transitions name their arguments and choices alike, so their guards are one
     assert len(model_like.guard) == len(direct.guard) and all(a.eq(b) for a, b in zip(model_like.guard, direct.guard))
-    return _solver(ms).check(K.quorum_axiom(), *inv, *model_like.guard, differ)
+    return _Query(ms).check(K.quorum_axiom(), *inv, *model_like.guard, differ)
 
 
 def small_world(s: K.State) -> Any:

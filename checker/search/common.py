@@ -131,8 +131,7 @@ class Invariants:
     common. Many distinct states differ only in fields no invariant reads: on replication
     `one-crash`, 281,386 states have 28,440 distinct (brokers, controller, history)."""
 
-    # read-field tuples remembered, all forgotten when full: they keep their objects alive (at 1 << 16,
-    # 1.4 times the bytes per state on kraft `default`; docs/performance.md)
+    # read-field tuples remembered, all forgotten when full: they keep their objects alive
     PASSED_MAX = 1 << 14
     # After TRIAL lookups, remembering stops unless two in three found a value that passed: on kraft
     # `default` (state_sanity reads the network) about half do, and the lookups cost what they save.
@@ -142,6 +141,7 @@ class Invariants:
         always = [p for p in model.properties if p.kind == "always"]
         fields = sorted({f for p in always for f in p.reads})
         self.field_bits = [(f, 1 << i) for i, f in enumerate(fields)]
+        self.all_kept = (1 << len(fields)) - 1  # every read field is the parent's: nothing to check
         self.checks = [(p.name, p.predicate, sum(1 << fields.index(f) for f in p.reads)) for p in always]
         every = bool(always) and all(p.reads for p in always)
         self.read_fields: Optional[Callable[[Any], Any]] = operator.attrgetter(*fields) if every else None
@@ -156,7 +156,7 @@ class Invariants:
                 if getattr(t, f) is getattr(parent, f):
                     kept |= bit
         key = None
-        if self.read_fields is not None and kept != (1 << len(self.field_bits)) - 1:
+        if self.read_fields is not None and kept != self.all_kept:
             key = self.read_fields(t)
             self.lookups += 1
             hit = key in self.passed
