@@ -1,8 +1,10 @@
-"""Seconds of `kcheck prove --size any` (election safety for every number of voters), as JSON.
+"""Seconds of `kcheck prove --size any` (invariants for every number of voters), as JSON.
 
-    python bench/bench_prove_any.py [--variant NAME]... [--invariant election_safety] [--timeout 60]
+    python bench/bench_prove_any.py [--variant NAME]... [--invariant NAME]... [--no-stale-requests] [--timeout 60]
 
-For each variant (default: kafka-4.1 and the two that break election safety, K3 and K4): the
+The invariants default to those `kcheck prove --size any` proves (election_safety and
+log_matching); `--no-stale-requests` proves them with stale_requests = false. For each variant
+(default: kafka-4.1 and the two that break election safety, K3 and K4): the
 result (proved / cti / unknown), wall seconds, seconds inside Z3, the number of queries, the
 query seconds by kind (Init, enabledness, consecution: count, total, median, max) and the five
 slowest queries; for a CTI, the lemma, the action and the number of nodes of Z3's model.
@@ -15,6 +17,7 @@ import statistics
 import time
 
 from checker.proofs.kraft_param import PCtx
+from checker.proofs.kraft_param_inv import INVARIANTS
 from checker.proofs.param_induction import prove_any
 from model.kraft.variants import Protocol
 
@@ -31,12 +34,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--timeout", type=float, default=60.0)
-    ap.add_argument("--invariant", default="election_safety", help="or log_matching")
+    ap.add_argument("--invariant", action="append", default=[], choices=sorted(INVARIANTS))
+    ap.add_argument("--no-stale-requests", action="store_true", help="prove with stale_requests = false")
     args = ap.parse_args()
+    invariants = args.invariant or list(INVARIANTS)
     rows = []
     for variant in args.variant or DEFAULT:
         t0 = time.monotonic()
-        o = prove_any(PCtx(Protocol.of(variant)), [args.invariant], timeout_s=args.timeout)
+        c = PCtx(Protocol.of(variant), stale_requests=not args.no_stale_requests)
+        o = prove_any(c, invariants, timeout_s=args.timeout)
         wall = time.monotonic() - t0
         kinds: dict[str, list[float]] = {}
         for ch in o.checks:
@@ -51,7 +57,8 @@ def main() -> None:
             "cti": None if o.cti is None else {"conjunct": o.cti.conjunct, "action": o.cti.action,
                                                "nodes": o.cti.nodes},
         })
-    print(json.dumps({"invariant": args.invariant, "voters": "any", "runs": rows}, indent=1))
+    print(json.dumps({"invariants": invariants, "stale_requests": not args.no_stale_requests, "voters": "any",
+                      "runs": rows}, indent=1))
 
 
 if __name__ == "__main__":
