@@ -23,6 +23,13 @@ on the same states.
 kcheck runs as installed: the models compiled (setup.py, model/compiled.py). Unless
 `--no-python-baseline`, the same kcheck run is repeated as pure Python in a child process
 (`KCHECK_PURE_PYTHON=1`): `kcheck_python`, and `compiled_speedup` is the ratio of the two rates.
+
+On a shared or virtual machine one run's CPU seconds vary from run to run, by up to a third on
+the 2-core VM (docs/performance.md). `--repeat N` makes N rounds
+of the runs, each round kcheck, then pure Python, then TLC; each side's figures are then those of
+its median run (the lower median for even N), its rates of every round are listed under
+`rates`, `ratio` is the median run's over TLC's median run, and `ratios` the ratio of each
+round's two runs.
 """
 from __future__ import annotations
 
@@ -32,6 +39,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -158,8 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=3600.0, help="TLC's time limit in seconds")
     ap.add_argument("--no-python-baseline", action="store_true",
                     help="skip the second kcheck run as pure Python (KCHECK_PURE_PYTHON=1, a child process)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="rounds of the runs; each side reports its median run (default 1)")
     ap.add_argument("--kcheck-only", action="store_true", help=argparse.SUPPRESS)  # the baseline child
     args = ap.parse_args(argv)
+    if args.repeat < 1:
+        print("bench_tlc: --repeat must be at least 1", file=sys.stderr)
+        return 2
     try:
         kcheck = run_kcheck(args)
     except ConfigError as e:
@@ -168,16 +181,41 @@ def main(argv: list[str] | None = None) -> int:
     if args.kcheck_only:
         print(json.dumps(kcheck))
         return 0
-    out: dict[str, Any] = {"kcheck": kcheck}
-    if not args.no_python_baseline:
-        out["kcheck_python"] = run_python_baseline(args)
-        out["compiled_speedup"] = round(kcheck["distinct_states_per_cpu_second"]
-                                        / out["kcheck_python"]["distinct_states_per_cpu_second"], 2)
-    tlc = out["tlc"] = run_tlc(args)
+    runs: dict[str, list[dict[str, Any]]] = {"kcheck": [], "kcheck_python": [], "tlc": []}
+    for r in range(args.repeat):
+        runs["kcheck"].append(kcheck if r == 0 else run_kcheck(args))
+        if not args.no_python_baseline:
+            runs["kcheck_python"].append(run_python_baseline(args))
+        runs["tlc"].append(run_tlc(args))
+    out: dict[str, Any] = {side: median_run(rs) for side, rs in runs.items() if rs}
+    if args.repeat > 1:
+        for side, rs in runs.items():
+            if rs and side in out and "distinct_states_per_cpu_second" in out[side]:
+                out[side] = {**out[side], "rates": [x.get("distinct_states_per_cpu_second") for x in rs]}
+    if "kcheck_python" in out:
+        out["compiled_speedup"] = round(kcheck_rate(out["kcheck"]) / kcheck_rate(out["kcheck_python"]), 2)
+    tlc = out["tlc"]
     if tlc.get("distinct_states_per_cpu_second"):
-        out["ratio"] = round(kcheck["distinct_states_per_cpu_second"] / tlc["distinct_states_per_cpu_second"], 2)
+        out["ratio"] = round(kcheck_rate(out["kcheck"]) / tlc["distinct_states_per_cpu_second"], 2)
+        if args.repeat > 1:
+            out["ratios"] = [round(kcheck_rate(k) / t["distinct_states_per_cpu_second"], 2)
+                             for k, t in zip(runs["kcheck"], runs["tlc"]) if t.get("distinct_states_per_cpu_second")]
     print(json.dumps(out))
     return 0
+
+
+def kcheck_rate(run: dict[str, Any]) -> float:
+    return float(run["distinct_states_per_cpu_second"])
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median rate (the lower median of an even count); a skipped or failed TLC run
+    (no rate) is reported as the first one was."""
+    rated = [r for r in runs if r.get("distinct_states_per_cpu_second")]
+    if not rated:
+        return runs[0]
+    middle = statistics.median_low(r["distinct_states_per_cpu_second"] for r in rated)
+    return next(r for r in rated if r["distinct_states_per_cpu_second"] == middle)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,22 @@ def test_bench_tlc_prints_kchecks_figures_and_skips_tlc_with_a_message(tmp_path:
         assert "skipped" in out["tlc"] and "ratio" not in out
 
 
+def test_bench_tlc_repeat_reports_the_median_run_and_every_rate() -> None:
+    """--repeat N: each side's figures are its median run's, its rates of every round listed."""
+    env = {k: v for k, v in os.environ.items() if k not in ("KCHECK_TLC", "KCHECK_TLC_SPECS")}
+    command = [sys.executable, str(ROOT / "bench" / "bench_tlc.py"), "--preset", "smoke"]
+    done = subprocess.run(command + ["--repeat", "3", "--no-python-baseline"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    rates = out["kcheck"]["rates"]
+    assert len(rates) == 3 and all(r > 0 for r in rates)
+    assert out["kcheck"]["distinct_states_per_cpu_second"] == sorted(rates)[1]
+    assert "kcheck_python" not in out and "skipped" in out["tlc"] and "ratio" not in out
+    bad = subprocess.run(command + ["--repeat", "0"], env=env, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.strip() == "bench_tlc: --repeat must be at least 1"
+
+
 def test_bench_side_by_side_prints_both_rows_and_skips_tlc_with_a_message() -> None:
     """bench/bench_side_by_side.py without TLC configured: kcheck's replication and kraft rows,
     each TLC half skipped with a message (docs/performance.md, "Against TLC")."""
