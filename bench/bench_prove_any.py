@@ -2,8 +2,8 @@
 
     python bench/bench_prove_any.py [--variant NAME]... [--invariant NAME]... [--no-stale-requests] [--timeout 60]
 
-The invariants default to those `kcheck prove --size any` proves (election_safety and
-log_matching); `--no-stale-requests` proves them with stale_requests = false. For each variant
+The invariants default to those `kcheck prove --size any` proves (election_safety,
+log_matching and leader_completeness); `--no-stale-requests` proves them with stale_requests = false. For each variant
 (default: kafka-4.1 and the two that break election safety, K3 and K4): the
 result (proved / cti / unknown), wall seconds, seconds inside Z3, the number of queries, the
 query seconds by kind (Init, enabledness, consecution: count, total, median, max) and the five
@@ -27,7 +27,7 @@ DEFAULT = ("kafka-4.1", "vote-not-persisted", "same-identity-after-disk-loss")
 def _kind(what: str) -> str:
     if what.startswith("Init"):
         return "init"
-    return "enabled" if what.endswith("enabled in some Inv state") else "consecution"
+    return "enabled" if " enabled in some Inv state" in what else "consecution"
 
 
 def main() -> None:

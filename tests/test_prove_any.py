@@ -127,7 +127,7 @@ def test_cli_any_size_cti_is_rendered_with_its_nodes(capsys):
 
 
 @pytest.mark.parametrize("argv,words", [
-    (["--invariant", "leader_completeness"], "not proved for every size"),
+    (["--invariant", "committed_kept"], "not proved for every size"),
     (["--invariant", "nope"], "unknown invariant"),
     (["--bmc", "3"], "--bmc needs a fixed --size N"),
     (["--all-actions"], "--all-actions needs a fixed --size N"),
@@ -146,9 +146,49 @@ def test_cli_size_any_json(capsys):
     rc = main(["prove", "--size", "any", "--json", "--quiet"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["result"] == "proved" and out["voters"] == "any"
-    assert out["invariants"] == ["election_safety", "log_matching"] and "vote_record" in out["lemmas"]
-    assert "entry_start" in out["lemmas"]
-    assert "leader_completeness" in out["not_for_any_size"] and "log_matching" not in out["not_for_any_size"]
+    assert out["invariants"] == ["election_safety", "log_matching", "leader_completeness"]
+    assert {"vote_record", "entry_start", "acked_in_later_logs", "diverging_agree"} <= set(out["lemmas"])
+    assert "committed_kept" in out["not_for_any_size"] and "leader_completeness" not in out["not_for_any_size"]
+    # not vacuous: Init & Inv has a model, and each action is enabled in some Inv state, which for
+    # leader completeness's lemmas is a state of the witness run (param_witness)
+    assert out["queries"] > 1000
+
+
+def test_the_witness_run_shows_every_action_enabled_under_leader_completeness_lemmas():
+    from checker.proofs.kraft_param_inv import conjuncts
+    from checker.proofs.param_induction import witnessed
+
+    c = pctx()
+    found = witnessed(c, conjuncts(c, ["leader_completeness"]), 60_000)
+    assert sorted(found) == sorted(action_names())
+
+
+def test_the_post_state_conjuncts_a_query_assumes_form_no_cycle():
+    from checker.proofs.kraft_param_inv import ASSUMES, conjuncts
+
+    names = conjuncts(pctx(), ["leader_completeness"])
+    assert set(ASSUMES) <= set(names) and all(set(v) <= set(names) for v in ASSUMES.values())
+    done: set[str] = set()
+
+    def visit(x: str, path: tuple[str, ...]) -> None:
+        assert x not in path, f"cycle: {' -> '.join(path + (x,))}"
+        for y in ASSUMES.get(x, ()):
+            visit(y, path + (x,))
+        done.add(x)
+
+    for x in ASSUMES:
+        visit(x, ())
+
+
+def test_without_the_diverging_response_lemma_leader_completeness_is_not_proved(monkeypatch):
+    """A diverging response truncates the follower: without a bound on where, an acknowledged
+    entry may go (never "proved")."""
+    from checker.proofs import kraft_param_inv
+
+    monkeypatch.setitem(kraft_param_inv.SUPPORT, "leader_completeness", tuple(
+        x for x in kraft_param_inv.SUPPORT["leader_completeness"] if x != "diverging_agree"))
+    o = prove_any(pctx(), ["leader_completeness"], timeout_s=8, only=["HandleFetchResponse"])
+    assert o.result != PROVED
 
 
 def covering(model, states, per_kind=2):

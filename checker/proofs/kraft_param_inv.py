@@ -5,11 +5,12 @@ epochs, integers). spec/proofs.md, "Every cluster size", says why each holds.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable
 
 import z3
 
-from checker.proofs.kraft_param import MESSAGES, Node, PCtx, Quorum, State, member
+from checker.proofs.kraft_param import MESSAGES, Node, PCtx, Quorum, State, init, initial_state, meet, member
 from model.kraft.rules import CANDIDATE, FOLLOWER, LEADER, NONE, PROSPECTIVE, RESIGNED, UNATTACHED
 
 n, m, v, v2 = (z3.Const(x, Node) for x in ("n", "m", "v", "v2"))
@@ -275,8 +276,8 @@ LEMMAS.update(LOG_LEMMAS)
 SUPPORT = {"election_safety": ELECTION_LEMMAS,
            "log_matching": ELECTION_LEMMAS + ("election_safety",) + tuple(LOG_LEMMAS)}
 # The model's other invariants: not proved for every size (refused with --size any); the fixed-size
-# encoding proves the first four (spec/proofs.md).
-NOT_FOR_ANY_SIZE = ("leader_completeness", "committed_kept", "leader_hw_monotonic", "no_fatal_error",
+# encoding proves the first three (spec/proofs.md).
+NOT_FOR_ANY_SIZE = ("committed_kept", "leader_hw_monotonic", "no_fatal_error",
                     "state_sanity")
 
 
@@ -290,3 +291,278 @@ def conjuncts(c: PCtx, targets: list[str]) -> list[str]:
 
 def formula(name: str) -> Callable[[PCtx, State], Any]:
     return INVARIANTS[name] if name in INVARIANTS else LEMMAS[name]
+
+
+# --- Leader completeness: the HW, end offsets, acknowledgements and the commit history ------------
+
+h, x, x0 = z3.Int("h"), z3.Int("x"), z3.Const("x0", Node)
+ep2 = z3.Int("e2")
+
+
+def holds(s: State, y: Any, i: Any, ee: Any) -> Any:
+    """y's log has an entry of epoch ee at offset i."""
+    return z3.And(0 <= i, i < s.len(y), s.log(y, i) == ee)
+
+
+def rholds(s: State, a: Any, b: Any, i: Any, ee: Any) -> Any:
+    """The log of a Fetch response with records from a to b has an entry of epoch ee at offset i."""
+    return z3.And(_in_rlog(s, a, b, i), s.msg("fresp", "rlog")(a, b, i) == ee)
+
+
+def may_ack(s: State, ee: Any, hh: Any, y: Any) -> Any:
+    """y acknowledged e's log up to hh, or may still do so (a voter still in an epoch <= e)."""
+    return z3.Or(s.ack(y, ee) >= hh, z3.And(s.epoch(y) <= ee, z3.Not(s.observer(y))))
+
+
+qv = z3.Const("qv", Quorum)
+
+
+def qp(s: State) -> Any:
+    """The predicate Q(e, h, q) of state s, a fresh symbol defined by qp_defs (so that lemmas
+    mention it as an atom E-matching can trigger on); kept with the state."""
+    if "_qp" not in s.__dict__:
+        s.__dict__["_qp"] = z3.Function(f"Qp{next(_QP_IDS)}", z3.IntSort(), z3.IntSort(), Quorum, z3.BoolSort())
+    return s.__dict__["_qp"]
+
+
+_QP_IDS = itertools.count()
+
+
+def qp_defs(s: State, also: State | None = None) -> list[Any]:
+    """Q(e, h, q) <=> every member of q acknowledged e's log up to h or may still do so. The
+    "<=" direction also triggers on `also`'s predicate (the post-state's), which creates the
+    pre-state's term that the lemmas' instances need."""
+    f, y = qp(s), z3.Const("ya", Node)
+    body = z3.ForAll([y], z3.Implies(member(y, qv), may_ack(s, e, h, y)))
+    pats = [f(e, h, qv)] + ([qp(also)(e, h, qv)] if also is not None else [])
+    return [z3.ForAll([e, h, qv], z3.Implies(f(e, h, qv), body), patterns=[f(e, h, qv)]),
+            z3.ForAll([e, h, qv], z3.Implies(body, f(e, h, qv)), patterns=pats)]
+
+
+def _pats(*terms: Any) -> list[Any]:
+    """A multi-pattern of the terms when each is an uninterpreted application (a pre-state's);
+    none otherwise (a post-state's terms are If-trees, and its lemma is only ever a goal)."""
+    ok = all(z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED for t in terms)
+    return [z3.MultiPattern(*terms) if len(terms) > 1 else terms[0]] if ok else []
+
+
+def quorum_may_ack(s: State, ee: Any, hh: Any, qq: Any = qv) -> Any:
+    """Q(e, h) for the quorum qq: every member acknowledged e's log up to hh or may still do so.
+    The lemmas quantify qq universally (an antecedent), so no existential quorum appears."""
+    return qp(s)(ee, hh, qq)
+
+
+def log_sorted(c: PCtx, s: State) -> Any:
+    """A log's epochs never decrease."""
+    rlog = s.msg("fresp", "rlog")
+    return z3.And(
+        z3.ForAll([n, j, k], z3.Implies(z3.And(0 <= j, j <= k, k < s.len(n)), s.log(n, j) <= s.log(n, k))),
+        z3.ForAll([l2, f2, j, k], z3.Implies(z3.And(0 <= j, j <= k, _in_rlog(s, l2, f2, k)),
+                                             rlog(l2, f2, j) <= rlog(l2, f2, k))))
+
+
+def vote_request_logs(c: PCtx, s: State) -> Any:
+    """A live Vote request carries its sender's last epoch and log end (unchanged since it sent it)."""
+    return z3.And(
+        z3.ForAll([n, m], z3.Implies(z3.And(s.msg("vreq", "present")(n, m), s.msg("vreq", "live")(n, m)), z3.And(
+            s.msg("vreq", "lle")(n, m) == s.lle(n), s.msg("vreq", "leo")(n, m) == s.len(n)))),
+        z3.ForAll([n, m], z3.Implies(z3.And(s.msg("vreq", "present")(n, m), z3.Not(s.observer(n))),
+                                     s.msg("vreq", "epoch")(n, m) <= s.epoch(n))),
+        # the log of one that voted for itself does not change in that epoch (a restart keeps
+        # it), so even a stale standard request of that epoch carries it, unless it followed a
+        # leader of that epoch before a restart made it a Candidate again (it can no longer win)
+        z3.ForAll([n, m], z3.Implies(z3.And(s.msg("vreq", "present")(n, m), z3.Not(s.msg("vreq", "pre")(n, m)),
+                                            unelected_candidate(s, n), s.msg("vreq", "epoch")(n, m) == s.epoch(n)),
+                                     z3.And(s.msg("vreq", "lle")(n, m) == s.lle(n),
+                                            s.msg("vreq", "leo")(n, m) == s.len(n)))),
+        # without stale requests a request is dropped when its sender changes role
+        z3.BoolVal(True) if c.stale_requests else
+        z3.ForAll([n, m], z3.Implies(s.msg("vreq", "present")(n, m), s.msg("vreq", "live")(n, m))))
+
+
+def unelected_candidate(s: State, n: Any) -> Any:
+    """n voted for itself in its epoch (a Candidate, or one since timed out or restarted) and no
+    one was elected in it (elected_leader: eleader names whoever was)."""
+    return z3.And(s.has_voted(n), s.voted(n) == n, z3.Not(s.elected(s.epoch(n), s.eleader(s.epoch(n)))))
+
+
+def elected_leader(c: PCtx, s: State) -> Any:
+    """Whoever was elected in an epoch is eleader of it."""
+    return z3.ForAll([e, v], z3.Implies(s.elected(e, v), s.eleader(e) == v))
+
+
+def end_offsets(c: PCtx, s: State) -> Any:
+    """A Leader's end offset for a voter lies within its log and, where it ends in an entry of the
+    leader's epoch, the voter acknowledged the leader's log that far."""
+    eo = s.eo(n, m)
+    return z3.ForAll([n, m], z3.Implies(s.role(n) == LEADER, z3.And(
+        eo <= s.len(n), z3.Implies(z3.And(eo >= 1, s.log(n, eo - 1) == s.epoch(n)), s.ack(m, s.epoch(n)) >= eo))))
+
+
+def fetch_acks(c: PCtx, s: State) -> Any:
+    """A Fetch request in flight (stale ones too) from a voter, whose last fetched epoch is the
+    request's, was sent after its sender acknowledged its log up to the fetch offset; its last
+    fetched epoch is at most its epoch."""
+    fo, lfe, fe = (s.msg("freq", k)(n, m) for k in ("fo", "lfe", "epoch"))
+    return z3.ForAll([n, m], z3.Implies(s.msg("freq", "present")(n, m), z3.And(
+        lfe <= fe, z3.Implies(z3.And(z3.Not(s.msg("freq", "observer")(n, m)), fo >= 1, lfe == fe), s.ack(n, fe) >= fo))))
+
+
+def acks(c: PCtx, s: State) -> Any:
+    """An acknowledgement in epoch e ends past estart(e), in an epoch with a leader, that a voter
+    reached; a Leader's log is at least as long as every acknowledgement of its epoch."""
+    a = s.ack(m, e)
+    return z3.And(
+        z3.ForAll([m, e], z3.And(a >= 0, z3.Implies(a >= 1, z3.And(
+            s.estart(e) < a, s.elected(e, s.eleader(e)), z3.Implies(z3.Not(s.observer(m)), e <= s.epoch(m)))))),
+        z3.ForAll([n, m], z3.Implies(s.role(n) == LEADER, s.ack(m, s.epoch(n)) <= s.len(n))),
+        z3.ForAll([m, e], s.ack(m, e) <= s.ack(s.eleader(e), e)),
+        z3.ForAll([n, k], z3.Implies(_at(s, n, k), k < s.ack(s.eleader(s.log(n, k)), s.log(n, k)))),
+        z3.ForAll([l2, f2, k], z3.Implies(_in_rlog(s, l2, f2, k), k < s.ack(s.eleader(s.msg("fresp", "rlog")(l2, f2, k)),
+                                                                           s.msg("fresp", "rlog")(l2, f2, k)))),
+        z3.ForAll([n], z3.Implies(z3.And(s.role(n) == LEADER, s.len(n) >= 1, s.log(n, s.len(n) - 1) == s.epoch(n)),
+                                  s.ack(n, s.epoch(n)) == s.len(n))))
+
+
+def votes_for_reached(c: PCtx, s: State) -> Any:
+    """Whoever got a standard vote in epoch e (not an observer) reached e."""
+    return z3.ForAll([m, e, v], z3.Implies(z3.And(s.vote_hist(m, e, v), z3.Not(s.observer(v))), s.epoch(v) >= e))
+
+
+def acked_held(c: PCtx, s: State) -> Any:
+    """Under Q(e, h), a voter that acknowledged e's log up to h still holds its entry at h - 1."""
+    return z3.ForAll([e, h, m, qv], z3.Implies(
+        z3.And(h >= 1, s.estart(e) < h, s.ack(m, e) >= h, z3.Not(s.observer(m)), quorum_may_ack(s, e, h)),
+        holds(s, m, h - 1, e)),
+        patterns=_pats(qp(s)(e, h, qv), s.ack(m, e)))
+
+
+def diverging_agree(c: PCtx, s: State) -> Any:
+    """A diverging Fetch response in flight, of its follower's epoch (only such a one is handled:
+    handle_common_response), keeps (agree) every entry of its own epoch the follower holds and,
+    under Q(e, h), the entry at h - 1 of an earlier epoch e."""
+    present = z3.And(s.msg("fresp", "present")(m, n), s.msg("fresp", "error")(m, n) == NONE, s.msg("fresp", "div")(m, n),
+                     s.msg("fresp", "epoch")(m, n) == s.epoch(n))
+    re, agree = s.msg("fresp", "epoch")(m, n), s.msg("fresp", "agree")(m, n)
+    # two quantifiers: the first has no quorum, which no term of its own would instantiate
+    return z3.And(
+        z3.ForAll([m, n, h], z3.Implies(z3.And(present, h >= 1, holds(s, n, h - 1, re)), agree >= h)),
+        z3.ForAll([m, n, e, h, qv], z3.Implies(z3.And(
+            present, h >= 1, holds(s, n, h - 1, e), e < re, s.estart(e) < h, s.ack(s.eleader(e), e) >= h,
+            quorum_may_ack(s, e, h)), agree >= h)))
+
+
+def acked_in_later_logs(c: PCtx, s: State) -> Any:
+    """Under Q(e, h), with e's log acknowledged up to h by someone: every Leader of a later epoch,
+    every log with an entry of a later epoch, and every node that voted for itself in a later
+    epoch with no leader yet and got the vote of one who acknowledged it, holds the entry at
+    h - 1 (Raft 5.4.3)."""
+    rlog = s.msg("fresp", "rlog")
+    return z3.ForAll([e, h, qv], z3.Implies(z3.And(h >= 1, s.estart(e) < h, s.ack(s.eleader(e), e) >= h,
+                                                   quorum_may_ack(s, e, h)), z3.And(
+        z3.ForAll([n], z3.Implies(z3.And(s.role(n) == LEADER, s.epoch(n) > e), holds(s, n, h - 1, e))),
+        z3.ForAll([n, k], z3.Implies(z3.And(_at(s, n, k), s.log(n, k) > e), holds(s, n, h - 1, e))),
+        z3.ForAll([l2, f2, k], z3.Implies(z3.And(_in_rlog(s, l2, f2, k), rlog(l2, f2, k) > e),
+                                          rholds(s, l2, f2, h - 1, e))),
+        z3.ForAll([n, m], z3.Implies(z3.And(unelected_candidate(s, n), s.epoch(n) > e, s.vote_hist(m, s.epoch(n), n),
+                                            s.ack(m, e) >= h), holds(s, n, h - 1, e))))),
+        patterns=_pats(qp(s)(e, h, qv)))
+
+
+def later_elections_met(c: PCtx, s: State) -> Any:
+    """Under Q(e, h, q), the member q shares with the quorum that elected a leader of a later
+    epoch acknowledged e's log up to h (it voted later, so it is no longer in an epoch <= e)."""
+    mt = meet(qv, s.equorum(ep2, v))
+    return z3.ForAll([e, h, qv, ep2, v], z3.Implies(z3.And(quorum_may_ack(s, e, h), s.elected(ep2, v), ep2 > e),
+                                                    s.ack(mt, e) >= h),
+                     patterns=_pats(qp(s)(e, h, qv), s.elected(ep2, v)))
+
+
+def _committed(s: State, body: Callable[[Any, Any, Any, Any], Any]) -> Any:
+    ce = s.cce(k, x)
+    return z3.ForAll([k, x], z3.Implies(s.committed(k, x), body(k, x, ce, s.chw(ce))))
+
+
+def hw_quorums(c: PCtx, s: State) -> Any:
+    """The largest HW exposed in an epoch (-1 until one is) passes the epoch's start, its leader
+    acknowledged it, and its quorum (ghost cq) did: Q(e, HW, cq(e))."""
+    hh = s.chw(e)
+    return z3.ForAll([e], z3.And(hh >= -1, z3.Implies(hh >= 0, z3.And(
+        s.elected(e, s.eleader(e)), s.estart(e) < hh, s.ack(s.eleader(e), e) >= hh, quorum_may_ack(s, e, hh, s.cq(e)),
+        z3.ForAll([m], z3.Implies(member(m, s.cq(e)), s.ack(m, e) >= hh))))))
+
+
+def up_to_date_holds(c: PCtx, s: State) -> Any:
+    """Under Q(e, h, q) with h past e's start: a log at least as up to date as one holding the entry
+    at h - 1 (rules.is_log_up_to_date: last epoch, then length) holds it too."""
+    newer = z3.Or(s.lle(v) > s.lle(m), z3.And(s.lle(v) == s.lle(m), s.len(v) >= s.len(m)))
+    return z3.ForAll([e, h, qv, m, v], z3.Implies(
+        z3.And(h >= 1, s.estart(e) < h, s.ack(s.eleader(e), e) >= h, quorum_may_ack(s, e, h),
+               holds(s, m, h - 1, e), newer), holds(s, v, h - 1, e)),
+        patterns=_pats(qp(s)(e, h, qv), s.lle(m), s.lle(v)))
+
+
+def committed_bounds(c: PCtx, s: State) -> Any:
+    """A committed entry lies below the largest HW of its commit epoch."""
+    return _committed(s, lambda k, x, ce, hh: z3.And(0 <= k, k < hh))
+
+
+def committed_logs(c: PCtx, s: State) -> Any:
+    """Every log (a node's, a response's) holding the last entry below that HW holds the committed entry."""
+    return _committed(s, lambda k, x, ce, hh: z3.And(
+        z3.ForAll([n], z3.Implies(holds(s, n, hh - 1, ce), holds(s, n, k, x))),
+        z3.ForAll([l2, f2], z3.Implies(rholds(s, l2, f2, hh - 1, ce), rholds(s, l2, f2, k, x)))))
+
+
+def leader_completeness(c: PCtx, s: State) -> Any:
+    """Every Leader holds every entry committed in an earlier epoch (properties.leader_completeness)."""
+    return z3.ForAll([k, x, n], z3.Implies(z3.And(s.committed(k, x), s.role(n) == LEADER, s.cce(k, x) < s.epoch(n)),
+                                           holds(s, n, k, x)))
+
+
+INVARIANTS["leader_completeness"] = leader_completeness
+LC_LEMMAS: dict[str, Callable[[PCtx, State], Any]] = {
+    "log_sorted": log_sorted, "elected_leader": elected_leader, "vote_request_logs": vote_request_logs, "end_offsets": end_offsets,
+    "fetch_acks": fetch_acks, "acks": acks, "votes_for_reached": votes_for_reached, "acked_held": acked_held,
+    "diverging_agree": diverging_agree, "later_elections_met": later_elections_met,
+    "acked_in_later_logs": acked_in_later_logs, "up_to_date_holds": up_to_date_holds,
+    "hw_quorums": hw_quorums, "committed_bounds": committed_bounds, "committed_logs": committed_logs,
+}
+LEMMAS.update(LC_LEMMAS)
+SUPPORT["leader_completeness"] = SUPPORT["log_matching"] + ("log_matching",) + tuple(LC_LEMMAS)
+# The consecution query of a conjunct may assume conjuncts of the post-state proved for the same
+# step before it (sound where this order has no cycle: tests/test_prove_any.py checks it).
+ASSUMES: dict[str, tuple[str, ...]] = {
+    "leader_completeness": ("hw_quorums", "committed_bounds", "committed_logs", "later_elections_met",
+                            "acked_in_later_logs"),
+    "up_to_date_holds": ("acked_in_later_logs", "entry_start", "log_sorted", "log_bounds"),
+    "elected_leader": ("election_safety",), "acked_in_later_logs": ("election_safety", "elected_quorum", "later_elections_met"),
+}
+
+
+def assumed(name: str, names: list[str]) -> tuple[str, ...]:
+    """The post-state conjuncts the query of `name` assumes: those of ASSUMES that are proved too."""
+    return tuple(y for y in ASSUMES.get(name, ()) if y in names)
+
+
+def definitions(names: list[str], pre: State, post: State | None = None) -> list[Any]:
+    """The axioms defining the symbols the conjuncts mention besides the state's (Q where leader
+    completeness's lemmas are among them), for the pre-state and, in a step, the post-state."""
+    if not any(x == "leader_completeness" or x in LC_LEMMAS for x in names):
+        return []
+    return qp_defs(pre) if post is None else qp_defs(pre, post) + qp_defs(post)
+
+
+def written_out(s: State) -> State:
+    """s with Q written out (its definition in place of a symbol): for a given state, where no
+    E-matching is needed."""
+    y = z3.Const("y_w", Node)
+    s.__dict__["_qp"] = lambda ee, hh, qq: z3.ForAll([y], z3.Implies(member(y, qq), may_ack(s, ee, hh, y)))
+    return s
+
+
+def initial_witness(c: PCtx, names: list[str]) -> list[Any]:
+    """Init and the conjuncts of one initial state (kraft_param.initial_state), Q written out:
+    satisfiable means Init & Inv is."""
+    w = written_out(initial_state())
+    return [init(w)] + [formula(x)(c, w) for x in names]

@@ -56,9 +56,16 @@ def matches(s: K.State, py: Any, u: list[Any]) -> Any:
             out.append(s.leader(i) == u[nd.leader])
         if nd.voted != NO_ID:
             out.append(s.voted(i) == u[nd.voted])
+        for j, end in enumerate(nd.end_offsets):  # a leader's (LeaderState), else ()
+            out.append(s.eo(i, u[j]) == end)
         for j in range(len(py.nodes)):
             out.append(s.granted(i, u[j]) == (bool(nd.votes) and nd.votes[j] == GRANTED))
             out.append(s.rejected(i, u[j]) == (bool(nd.votes) and nd.votes[j] == REJECTED))
+    committed = py.history.committed
+    out += [z3.And(s.committed(off, ep), s.cce(off, ep) == ce) for off, ep, _, ce in committed]
+    k, x = z3.Int("k"), z3.Int("x")
+    out.append(z3.ForAll([k, x], z3.Implies(s.committed(k, x), z3.Or(
+        [z3.And(k == off, x == ep) for off, ep, _, _ in committed]))))
     held = {(KIND[MESSAGE_NAMES[m.kind]], m.src, m.dst): m for m in py.network}
     for kind, fields in K.MESSAGES.items():
         for a in range(len(py.nodes)):
@@ -69,7 +76,10 @@ def matches(s: K.State, py: Any, u: list[Any]) -> Any:
                     continue
                 for f in fields:
                     term = s.msg(kind, f)(u[a], u[b])
-                    if f in ("rstart", "rlen"):  # the records' place in the leader's log: a ghost
+                    if f in ("rstart", "rlen", "agree"):  # the records' place in the leader's log: ghosts
+                        continue
+                    if kind == "vreq" and f in ("lle", "leo"):
+                        out.append(term == (m.last_epoch if f == "lle" else m.last_offset))
                         continue
                     if f == "fo":
                         out.append(term == m.fetch_offset)

@@ -12,7 +12,8 @@ import z3
 
 from checker.proofs import kraft_param as K
 from checker.proofs.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outcome
-from checker.proofs.kraft_param_inv import conjuncts, formula
+from checker.proofs.kraft_param_inv import (LC_LEMMAS, assumed, conjuncts, definitions, formula, initial_witness,
+                                            written_out)
 from model.kraft.rules import ERROR_NAMES, ROLE_NAMES
 
 
@@ -28,6 +29,7 @@ class ParamCounterexample:
 
 
 SEEDS = 4
+FIRST_EVERY_SIZE = frozenset(LC_LEMMAS) | {"leader_completeness"}
 
 
 class _Query:
@@ -67,8 +69,27 @@ def action_names() -> list[str]:
 
 def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
               progress: Callable[[Check], None] | None = None, only: Sequence[str] | None = None) -> Outcome:
-    """Prove that the targets and their lemmas are inductive for every number of voters."""
+    """Prove that the targets and their lemmas are inductive for every number of voters: in two
+    layers when leader completeness is among them, its lemmas over election safety's and log
+    matching's, which are inductive by themselves (a CTI of theirs is found with their lemmas
+    alone, where Z3 finds models fastest)."""
     names = conjuncts(c, list(targets))
+    base = [x for x in names if x not in FIRST_EVERY_SIZE]
+    if not base or len(base) == len(names):
+        return _prove(c, names, (), timeout_s, progress, only)
+    first = _prove(c, base, (), timeout_s, progress, only)
+    if first.result != PROVED:
+        return first
+    second = _prove(c, names, base, timeout_s, progress, only)
+    second.checks[:0] = first.checks
+    second.never_enabled = sorted(set(first.never_enabled) | set(second.never_enabled))
+    return second
+
+
+def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
+           progress: Callable[[Check], None] | None, only: Sequence[str] | None) -> Outcome:
+    """Init => C, Inv & step => C' for the conjuncts not in `proved` (already shown inductive by
+    themselves: hypotheses here), Init & Inv satisfiable and each action enabled for all of them."""
     # With fetch_responses in Inv, HandleFetchResponse appends the response's log as it is
     # (append_justified checks that this is the model's append in every Inv state): Z3 does not
     # close entry_start over the model's shifted offsets (spec/proofs.md).
@@ -86,10 +107,11 @@ def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
             progress(ch)
         return ch.answer
 
-    for x in names:
+    defs = definitions(names, pre)
+    for x in (x for x in names if x not in proved):
         s = _Query(ms)
         t0 = time.monotonic()
-        r = s.check(axiom, K.init(pre), z3.Not(inv[x]))
+        r = s.check(axiom, *defs, K.init(pre), z3.Not(inv[x]))
         if record(f"Init => {x}", r, t0) == "fails":
             d = decode(s.model(), pre)
             out.result, out.cti = CTI, ParamCounterexample(x, None, d["nodes"], d, d)
@@ -99,42 +121,62 @@ def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
             return out
     s = _Query(ms)
     t0 = time.monotonic()
-    if record("Init & Inv satisfiable", s.check(axiom, K.init(pre), *inv.values()), t0) != "fails":
+    # a model in one given initial state first (found at once where Z3 finds none over free
+    # functions in the time: leader completeness's lemmas), then over free functions
+    r = _Query(ms).check(axiom, *initial_witness(c, names))
+    if r != z3.sat:
+        r = s.check(axiom, *defs, K.init(pre), *inv.values())
+    if record("Init & Inv satisfiable", r, t0) != "fails":
         out.result, out.reason = VACUOUS, "Init & Inv is unsatisfiable (or unknown): nothing would be proved"
         return out
     if c.append_as_response:
         what = "Inv => HandleFetchResponse's append is the response's log"
         t0 = time.monotonic()
-        answer = record(what, append_justified(c, pre, list(inv.values()), ms), t0)
+        answer = record(what, append_justified(c, pre, [*defs, *inv.values()], ms), t0)
         if answer != "holds":
             out.result, out.reason = UNKNOWN, f"{what}: z3 {'sat' if answer == 'fails' else answer}; nothing is proved"
             return out
     unknown: list[str] = []
+    run = witnessed(c, names, ms) if definitions(names, pre) else {}
     for name in (only if only is not None else action_names()):
         tr = K.transition(c, pre, name)
         label = f"{name}({', '.join(str(a).split('!')[1] for a in tr.args)})"
         t0 = time.monotonic()
-        r = _Query(min(ms, 20_000)).check(small_world(pre), axiom, *inv.values(), *tr.guard)
+        step_defs = definitions(names, pre, tr.post)
+        r = z3.sat if name in run else _Query(min(ms, 20_000)).check(
+            small_world(pre), axiom, *step_defs, *inv.values(), *tr.guard)
         if r != z3.sat:  # no witness among three voters: ask about every size
-            r = _Query(ms).check(axiom, *inv.values(), *tr.guard)
+            r = _Query(ms).check(axiom, *step_defs, *inv.values(), *tr.guard)
         enabled = "enabled" if r == z3.sat else "never enabled" if r == z3.unsat else "unknown"
-        record(f"{label} enabled in some Inv state", r, t0, enabled)
+        where = f" (a state of a run over three nodes, before its step {run[name]})" if name in run else ""
+        record(f"{label} enabled in some Inv state{where}", r, t0, enabled)
         if enabled == "never enabled":
             out.never_enabled.append(label)
             continue
         if enabled == "unknown":
             unknown.append(f"{label} enabled")
             continue
-        for x in names:
+        for x in (x for x in names if x not in proved):
             goal = z3.Not(formula(x)(c, tr.post))
+            # conjuncts of the post-state this one's query assumes (kraft_param_inv.ASSUMES: each
+            # is proved for this step by a query of its own, in an order with no cycle)
+            hyps = [*step_defs, *inv.values(), *tr.guard, *(formula(y)(c, tr.post) for y in assumed(x, names))]
             t0 = time.monotonic()
-            # a CTI among three voters first (a sat answer over every size is hard for Z3), then
-            # the query over every size; a fresh solver each (incremental solving is slower here)
-            s = _Query(min(ms, 10_000))
-            r = s.check(small_world(pre), axiom, *inv.values(), *tr.guard, goal)
-            if r != z3.sat:
-                s = _Query(ms)
-                r = s.check(axiom, *inv.values(), *tr.guard, goal)
+            # a CTI among three voters (a sat answer over every size is hard for Z3) and the
+            # query over every size; a fresh solver each (incremental solving is slower here).
+            # Leader completeness's lemmas are asked over every size first, where Z3 answers
+            # nearly all of them unsat at once.
+            small, s = _Query(min(ms, 10_000)), _Query(ms)
+            if x in FIRST_EVERY_SIZE:
+                r = s.check(axiom, *hyps, goal)
+                if r != z3.unsat and small.check(small_world(pre), axiom, *hyps, goal) == z3.sat:
+                    s, r = small, z3.sat
+            else:
+                r = small.check(small_world(pre), axiom, *hyps, goal)
+                if r == z3.sat:
+                    s = small
+                else:
+                    r = s.check(axiom, *hyps, goal)
             if record(f"Inv & {label} => {x}'", r, t0) == "fails":
                 model = s.model()
                 args = ", ".join(f"{a}={_node_name(model, v)}" for a, v in
@@ -148,6 +190,24 @@ def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
     if unknown:
         out.result, out.reason = UNKNOWN, "z3 unknown on " + ", ".join(unknown[:5])
     return out
+
+
+def witnessed(c: K.PCtx, names: list[str], ms: int) -> dict[str, str]:
+    """The actions enabled in some Inv state of param_witness's run (Z3 finds a model of Inv, Q
+    written out, and the action's guard in the state before it), each with its step's nodes."""
+    from checker.proofs.param_witness import RunBlocked, run_states
+
+    found: dict[str, str] = {}
+    try:
+        for name, label, s, facts, guard in run_states(c):
+            if name in found:
+                continue
+            written_out(s)
+            if _Query(ms).check(K.quorum_axiom(), *facts, guard, *(formula(x)(c, s) for x in names)) == z3.sat:
+                found[name] = label
+    except RunBlocked:  # the variant leaves the run's plan: the actions after it are asked of Z3 as before
+        pass
+    return found
 
 
 def append_justified(c: K.PCtx, pre: K.State, inv: list[Any], ms: int) -> Any:

@@ -1,5 +1,5 @@
-"""`kcheck prove --model kraft --size any`: election safety and log matching for every number of
-voters.
+"""`kcheck prove --model kraft --size any`: election safety, log matching and leader completeness
+for every number of voters.
 
 The every-size encoding (checker/proofs/kraft_param.py) proves what spec/proofs.md, "Every
 cluster size", lists; anything else asked of it is refused in one line (exit 2) rather than
