@@ -324,3 +324,14 @@ def test_the_encoding_check_samples_the_model_with_the_run_s_stale_requests():
 
     c = K.PCtx(Protocol.of("kafka-4.1"), stale_requests=False)
     assert _encoding_covers("kafka-4.1", c, quiet=True)["transitions"] > 1000
+
+
+def test_commit_by_count_fails_leader_completeness_with_a_cti_in_a_state_of_the_run():
+    """K1: Z3 answers unknown over every size, and the CTI is found in a given Inv state of the
+    witness run: a HW moved to the epoch's start by a count of end offsets alone."""
+    o = prove_any(pctx("commit-by-count"), ["leader_completeness"], timeout_s=20, only=["HandleFetchRequest"])
+    assert o.result == CTI and o.cti is not None
+    assert (o.cti.conjunct, o.cti.action.split("(")[0]) == ("hw_quorums", "HandleFetchRequest")
+    assert o.cti.nodes == 3 and len(o.cti.pre["node"]) == 3
+    o = prove_any(pctx(), ["leader_completeness"], timeout_s=20, only=["HandleFetchRequest"])
+    assert o.result == PROVED, o.reason

@@ -148,7 +148,7 @@ def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
         if r != z3.sat:  # no witness among three voters: ask about every size
             r = _Query(ms).check(axiom, *step_defs, *inv.values(), *tr.guard)
         enabled = "enabled" if r == z3.sat else "never enabled" if r == z3.unsat else "unknown"
-        where = f" (a state of a run over three nodes, before its step {run[name]})" if name in run else ""
+        where = f" (a state of a run over three nodes, before its step {run[name][0].label})" if name in run else ""
         record(f"{label} enabled in some Inv state{where}", r, t0, enabled)
         if enabled == "never enabled":
             out.never_enabled.append(label)
@@ -177,7 +177,14 @@ def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
                     s = small
                 else:
                     r = s.check(axiom, *hyps, goal)
-            if record(f"Inv & {label} => {x}'", r, t0) == "fails":
+            cti = None
+            if r == z3.unknown and name in run:  # in the run's given states, where Z3 decides at once
+                cti = run_cti(c, names, x, name, run[name], min(ms, 10_000))
+                r = z3.sat if cti is not None else r
+            if record(f"Inv & {label} => {x}'", r, t0) == "fails" and cti is not None:
+                out.result, out.cti = CTI, cti
+                return out
+            if r == z3.sat:
                 model = s.model()
                 args = ", ".join(f"{a}={_node_name(model, v)}" for a, v in
                                  zip(K.ARG_NAMES[len(tr.args)], tr.args))
@@ -192,22 +199,49 @@ def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
     return out
 
 
-def witnessed(c: K.PCtx, names: list[str], ms: int) -> dict[str, str]:
-    """The actions enabled in some Inv state of param_witness's run (Z3 finds a model of Inv, Q
-    written out, and the action's guard in the state before it), each with its step's nodes."""
+@dataclass
+class RunStep:
+    """A step of param_witness's run taken from an Inv state: where the action is enabled, and
+    where a CTI of its is looked for when Z3 answers neither way over every size."""
+
+    label: str
+    state: K.State
+    facts: list[Any]
+    args: tuple[Any, ...]
+
+
+def witnessed(c: K.PCtx, names: list[str], ms: int) -> dict[str, list[RunStep]]:
+    """The actions taken in some Inv state of param_witness's run (Z3 finds a model of Inv, Q
+    written out, and the action's guard in the state before it), with those steps."""
     from checker.proofs.param_witness import RunBlocked, run_states
 
-    found: dict[str, str] = {}
+    found: dict[str, list[RunStep]] = {}
     try:
-        for name, label, s, facts, guard in run_states(c):
-            if name in found:
-                continue
+        for name, label, s, facts, guard, args in run_states(c):
             written_out(s)
             if _Query(ms).check(K.quorum_axiom(), *facts, guard, *(formula(x)(c, s) for x in names)) == z3.sat:
-                found[name] = label
+                found.setdefault(name, []).append(RunStep(label, s, facts, args))
     except RunBlocked:  # the variant leaves the run's plan: the actions after it are asked of Z3 as before
         pass
     return found
+
+
+def run_cti(c: K.PCtx, names: list[str], x: str, name: str, steps: list[RunStep],
+            ms: int) -> ParamCounterexample | None:
+    """A CTI of x in a given Inv state of the run, where it takes `name`: its Inv, its guard and x
+    failing after it have a model."""
+    fn = next(f for n, _, f in K.ACTIONS if n == name)
+    for k, w in enumerate(steps):
+        st = K.Step(f"cti{k}_{name.replace('(', '_').replace(')', '')}", w.state)
+        post = written_out(fn(w.state, c, st, *w.args))
+        q = _Query(ms)
+        if q.check(K.quorum_axiom(), *w.facts, *(formula(y)(c, w.state) for y in names), *st.guard,
+                   z3.Not(formula(x)(c, post))) == z3.sat:
+            model = q.model()
+            args = ", ".join(f"{a}={_node_name(model, v)}" for a, v in zip(K.ARG_NAMES[len(w.args)], w.args))
+            pre_d, post_d = decode(model, w.state), decode(model, post)
+            return ParamCounterexample(x, f"{name}({args})", pre_d["nodes"], pre_d, post_d)
+    return None
 
 
 def append_justified(c: K.PCtx, pre: K.State, inv: list[Any], ms: int) -> Any:

@@ -66,7 +66,8 @@ def _closed(s: K.State, fix: Callable[[Any], Any], nodes: list[Any]) -> K.State:
     for name, (args, _) in K.SIGNATURE.items():
         xs = [z3.Const(f"arg{k}_{name}", a) for k, a in enumerate(args)]
         body = z3.simplify(z3.substitute(z3.simplify(fix(s.f[name](*xs))), *apart))
-        out[name] = (lambda xs, body: lambda *a: z3.substitute(body, *zip(xs, a)) if xs else body)(xs, body)
+        out[name] = (lambda xs, body: lambda *a: z3.substitute(body, *[
+            (x, y if z3.is_expr(y) else z3.IntVal(y)) for x, y in zip(xs, a)]) if xs else body)(xs, body)
     return K.State(out)
 
 
@@ -108,9 +109,9 @@ class RunBlocked(Exception):
     """The run cannot take its next step (its plan does not fit the variant)."""
 
 
-def run_states(c: K.PCtx) -> Iterator[tuple[str, str, K.State, list[Any], Any]]:
+def run_states(c: K.PCtx) -> Iterator[tuple[str, str, K.State, list[Any], Any, tuple[Any, ...]]]:
     """Each step of the run: (action, action with its nodes, the given state before it, the facts
-    of the run's world, its guard there)."""
+    of the run's world, its guard there, its node arguments)."""
     nodes, facts = world(3)
     quorums = [z3.Const(f"uq{k}", K.Quorum) for k in range(3)]  # world(3)'s
     fns = {n: f for n, _, f in K.ACTIONS}
@@ -124,7 +125,7 @@ def run_states(c: K.PCtx) -> Iterator[tuple[str, str, K.State, list[Any], Any]]:
             steps.append((st, t))
             wanted += [expect(t, nodes)] if expect is not None else []
         label = f"{name}({', '.join('abc'[x] for x in ids)})"
-        yield name, label, s, [facts], z3.And(steps[0][0].guard)
+        yield name, label, s, [facts], z3.And(steps[0][0].guard), tuple(nodes[x] for x in ids)
         solver = z3.Solver()
         solver.set("timeout", 60_000)
         if solver.check(facts, *wanted, *[g for st, _ in steps for g in st.guard]) != z3.sat:
