@@ -142,9 +142,20 @@ def test_cli_refuses_what_the_any_size_encoding_does_not_prove(capsys, argv, wor
     assert err.startswith("kcheck: error:") and err.count("\n") == 1
 
 
-def test_cli_size_any_json(capsys):
-    rc = main(["prove", "--size", "any", "--json", "--quiet"])
-    out = json.loads(capsys.readouterr().out)
+@pytest.fixture(scope="module")
+def cli_any_json() -> tuple[int, dict]:
+    """One `kcheck prove --size any --json` of the default, shared by the tests that read it."""
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["prove", "--model", "kraft", "--size", "any", "--json", "--quiet"])
+    return rc, json.loads(buf.getvalue())
+
+
+def test_cli_size_any_json(cli_any_json):
+    rc, out = cli_any_json
     assert rc == 0 and out["result"] == "proved" and out["voters"] == "any"
     assert out["invariants"] == ["election_safety", "log_matching", "leader_completeness"]
     assert {"vote_record", "entry_start", "acked_in_later_logs", "diverging_agree"} <= set(out["lemmas"])
@@ -278,9 +289,9 @@ def test_a_response_that_names_an_unknown_leader_conforms():
     assert r.failures == [] and "HandleVoteResponse" in r.kinds
 
 
-def test_the_every_size_proof_names_the_model_source_and_how_the_encoding_follows_it(capsys):
-    assert main(["prove", "--model", "kraft", "--size", "any", "--quiet", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+def test_the_every_size_proof_names_the_model_source_and_how_the_encoding_follows_it(cli_any_json):
+    rc, out = cli_any_json
+    assert rc == 0
     assert out["model_source"]["files"] > 10 and out["encoding_check"]["how"].startswith("covers the model: ")
 
 
@@ -333,5 +344,26 @@ def test_commit_by_count_fails_leader_completeness_with_a_cti_in_a_state_of_the_
     assert o.result == CTI and o.cti is not None
     assert (o.cti.conjunct, o.cti.action.split("(")[0]) == ("hw_quorums", "HandleFetchRequest")
     assert o.cti.nodes == 3 and len(o.cti.pre["node"]) == 3
-    o = prove_any(pctx(), ["leader_completeness"], timeout_s=20, only=["HandleFetchRequest"])
+    # 60 s per query as the CLI's default: under load on the other core, 20 s can leave one unknown
+    o = prove_any(pctx(), ["leader_completeness"], timeout_s=60, only=["HandleFetchRequest"])
     assert o.result == PROVED, o.reason
+
+
+def test_vote_without_log_check_fails_leader_completeness_with_a_cti_in_the_run_s_branch():
+    """K2: Z3 answers unknown over every size; the CTI is found in the witness run's branch where
+    c, behind a's log, asks a for its vote in a later epoch, which a grants without a log check."""
+    o = prove_any(pctx("vote-without-log-check"), ["leader_completeness"], timeout_s=20, only=["HandleVoteRequest"])
+    assert o.result == CTI and o.cti is not None
+    assert (o.cti.conjunct, o.cti.action.split("(")[0]) == ("acked_in_later_logs", "HandleVoteRequest")
+    assert o.cti.nodes == 3
+
+
+def test_the_run_s_branch_is_taken_in_kafka_up_to_the_refused_vote():
+    """The branch's steps are witnesses in Kafka 4.1 too, until a refuses c's pre-vote."""
+    from checker.proofs.param_witness import RunBlocked, run_states
+
+    labels = []
+    with pytest.raises(RunBlocked, match=r"HandleVoteRequest\(c, a\)"):
+        for _, label, *_ in run_states(pctx()):
+            labels.append(label)
+    assert labels[-3:] == ["ElectionTimeout(c)", "SendVote(c, a)", "HandleVoteRequest(c, a)"]

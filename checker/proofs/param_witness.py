@@ -12,7 +12,7 @@ import z3
 
 from checker.proofs import kraft_param as K
 from checker.proofs.param_conformance import world
-from model.kraft.rules import CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE
+from model.kraft.rules import CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE, RESIGNED, UNATTACHED
 
 A, B, C = 0, 1, 2  # the run's nodes
 LOOKAHEAD = 1  # steps whose guards a step's choices must leave satisfiable
@@ -109,15 +109,54 @@ class RunBlocked(Exception):
     """The run cannot take its next step (its plan does not fit the variant)."""
 
 
+def stale_vote_plan(c: K.PCtx) -> list[tuple[str, tuple[int, ...], Expect | None]]:
+    """A branch of the run, taken where a leads epoch 1 with entries c never got: a resigns by
+    check-quorum, and c, in a's next epoch, asks a for its pre-vote and vote. Kafka refuses them
+    (c's log is behind); a variant whose voters do not compare logs elects c, and its CTI lies
+    here. Only where the variant has pre-vote and check-quorum (else the branch is not taken)."""
+    if not (c.proto.pre_vote and c.proto.check_quorum):
+        return []
+    return [("CheckQuorumTimeout", (A,), _role(A, RESIGNED)), ("ElectionTimeout", (A,), _role(A, UNATTACHED)),
+            ("ElectionTimeout", (A,), _role(A, PROSPECTIVE, ("vreq",))), ("SendVote", (A, C), None),
+            ("HandleVoteRequest", (A, C), None), ("ElectionTimeout", (C,), _role(C, PROSPECTIVE, ("vreq",))),
+            ("SendVote", (C, A), None), ("HandleVoteRequest", (C, A), None),
+            ("HandleVoteResponse", (A, C), _role(C, CANDIDATE, ("vreq",))), ("SendVote", (C, A), None),
+            ("HandleVoteRequest", (C, A), None), ("HandleVoteResponse", (A, C), _role(C, LEADER, ("bqe",)))]
+
+
+FORK = ("FetchTimeout", (B,))  # the step of run_plan after which stale_vote_plan branches off
+
+
 def run_states(c: K.PCtx) -> Iterator[tuple[str, str, K.State, list[Any], Any, tuple[Any, ...]]]:
-    """Each step of the run: (action, action with its nodes, the given state before it, the facts
-    of the run's world, its guard there, its node arguments)."""
+    """Each step of the run, then of its branch: (action, action with its nodes, the given state
+    before it, the facts of the run's world, its guard there, its node arguments). A plan that
+    does not fit the variant ends where it blocks; RunBlocked is raised after both were taken."""
     nodes, facts = world(3)
     quorums = [z3.Const(f"uq{k}", K.Quorum) for k in range(3)]  # world(3)'s
-    fns = {n: f for n, _, f in K.ACTIONS}
     plan = run_plan(c)
-    s = K.initial_state()
+    fork = next(k for k, (name, ids, _) in enumerate(plan) if (name, ids) == FORK) + 1
+    branch: list[K.State] = []
+    blocked = []
+    try:
+        yield from _walk(c, K.initial_state(), plan, nodes, facts, quorums, fork, branch)
+    except RunBlocked as e:
+        blocked.append(str(e))
+    if branch and stale_vote_plan(c):
+        try:
+            yield from _walk(c, branch[0], stale_vote_plan(c), nodes, facts, quorums, -1, [])
+        except RunBlocked as e:
+            blocked.append(str(e))
+    if blocked:
+        raise RunBlocked("; ".join(blocked))
+
+
+def _walk(c: K.PCtx, s: K.State, plan: list[tuple[str, tuple[int, ...], Expect | None]], nodes: list[Any],
+          facts: Any, quorums: list[Any], fork: int, branch: list[K.State]
+          ) -> Iterator[tuple[str, str, K.State, list[Any], Any, tuple[Any, ...]]]:
+    fns = {n: f for n, _, f in K.ACTIONS}
     for k, (name, ids, _) in enumerate(plan):
+        if k == fork:
+            branch.append(s)
         steps, t, wanted = [], s, []
         for j, (nm, ix, expect) in enumerate(plan[k:k + LOOKAHEAD + 1]):
             st = K.Step(f"w{k}_{j}_{nm.replace('(', '_').replace(')', '')}", t)
