@@ -399,7 +399,12 @@ def become_candidate(s: State, c: PCtx, st: Step, i: Any) -> State:
 def pattern(t: Any) -> list[Any]:
     """[t] as a trigger where t applies a function of the state (none in a given state, where the
     state's functions are terms)."""
-    return [t] if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED and t.num_args() else []
+    return [t] if uninterpreted(t) and t.num_args() else []
+
+
+def uninterpreted(t: Any) -> bool:
+    """t applies one of the state's functions (a given state's are terms instead)."""
+    return z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED
 
 
 def become_leader(s: State, c: PCtx, st: Step, i: Any, q: Any) -> State:

@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 import z3
 
-from checker.proofs.kraft_param import MESSAGES, Node, PCtx, Quorum, State, init, initial_state, meet, member
+from checker.proofs.kraft_param import (MESSAGES, Node, PCtx, Quorum, State, init, initial_state, meet, member,
+                                        uninterpreted)
 from model.kraft.rules import CANDIDATE, FOLLOWER, LEADER, NONE, PROSPECTIVE, RESIGNED, UNATTACHED
 
 n, m, v, v2 = (z3.Const(x, Node) for x in ("n", "m", "v", "v2"))
@@ -342,7 +343,7 @@ def qp_defs(s: State, also: State | None = None) -> list[Any]:
 def _pats(*terms: Any) -> list[Any]:
     """A multi-pattern of the terms when each is an uninterpreted application (a pre-state's);
     none otherwise (a post-state's terms are If-trees, and its lemma is only ever a goal)."""
-    ok = all(z3.is_app(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED for t in terms)
+    ok = all(uninterpreted(t) for t in terms)
     return [z3.MultiPattern(*terms) if len(terms) > 1 else terms[0]] if ok else []
 
 

@@ -23,9 +23,9 @@ class Report:
     failures: list[str] = field(default_factory=list)
 
 
-def world(n: int) -> tuple[list[Any], Any]:
-    """n distinct nodes and the quorums of the model's majorities of them (every subset of
-    majority size), as the only elements of the two sorts."""
+def world(n: int) -> tuple[list[Any], list[Any], Any]:
+    """n distinct nodes, the quorums of the model's majorities of them (every subset of majority
+    size), and the facts that make them the only elements of the two sorts."""
     from itertools import combinations
 
     nodes = [z3.Const(f"u{k}", K.Node) for k in range(n)]
@@ -39,7 +39,7 @@ def world(n: int) -> tuple[list[Any], Any]:
         facts.append(z3.Distinct(*qs))
     for w, members in zip(qs, subsets):
         facts += [K.member(u, w) == (k in members) for k, u in enumerate(nodes)]
-    return nodes, z3.And(facts)
+    return nodes, qs, z3.And(facts)
 
 
 def matches(s: K.State, py: Any, u: list[Any]) -> Any:
@@ -137,13 +137,13 @@ def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
     rep = Report()
     pre, _ = K.fresh("p_")
     pre = _memo(pre)
-    worlds: dict[int, tuple[list[Any], Any]] = {}  # one per size, so the memos' arguments recur
+    worlds: dict[int, tuple[list[Any], list[Any], Any]] = {}  # one per size, so the memos' arguments recur
     steps: dict[str, K.Transition] = {}
     for s in states:
         n = len(s.nodes)
         if n not in worlds:
             worlds[n] = world(n)
-        u, facts = worlds[n]
+        u, _, facts = worlds[n]
         for a in model.actions(s):
             t = model.next_state(s, a)
             if t is None:

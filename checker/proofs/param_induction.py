@@ -137,7 +137,7 @@ def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
             out.result, out.reason = UNKNOWN, f"{what}: z3 {'sat' if answer == 'fails' else answer}; nothing is proved"
             return out
     unknown: list[str] = []
-    run = witnessed(c, names, ms) if definitions(names, pre) else {}
+    run = witnessed(c, names, ms) if defs else {}
     for name in (only if only is not None else action_names()):
         tr = K.transition(c, pre, name)
         label = f"{name}({', '.join(str(a).split('!')[1] for a in tr.args)})"
@@ -189,7 +189,8 @@ def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
                 args = ", ".join(f"{a}={_node_name(model, v)}" for a, v in
                                  zip(K.ARG_NAMES[len(tr.args)], tr.args))
                 out.result = CTI
-                pre_d, post_d = decode(model, pre), decode(model, tr.post)
+                lc = any(y in LC_LEMMAS or y == "leader_completeness" for y in names)
+                pre_d, post_d = decode(model, pre, lc), decode(model, tr.post, lc)
                 out.cti = ParamCounterexample(x, f"{name}({args})", pre_d["nodes"], pre_d, post_d)
                 return out
             if r == z3.unknown:
@@ -239,7 +240,7 @@ def run_cti(c: K.PCtx, names: list[str], x: str, name: str, steps: list[RunStep]
                    z3.Not(formula(x)(c, post))) == z3.sat:
             model = q.model()
             args = ", ".join(f"{a}={_node_name(model, v)}" for a, v in zip(K.ARG_NAMES[len(w.args)], w.args))
-            pre_d, post_d = decode(model, w.state), decode(model, post)
+            pre_d, post_d = decode(model, w.state, True), decode(model, post, True)
             return ParamCounterexample(x, f"{name}({args})", pre_d["nodes"], pre_d, post_d)
     return None
 
@@ -294,9 +295,11 @@ def _node_name(model: z3.ModelRef, t: Any) -> str:
     return str(val)
 
 
-def decode(model: z3.ModelRef, s: K.State) -> dict[str, Any]:
+def decode(model: z3.ModelRef, s: K.State, ghosts: bool = False) -> dict[str, Any]:
     """The state in words over the model's finite universe of nodes: each node's fields, the
-    messages in flight, the ghost votes and elections (at the epochs the state mentions)."""
+    messages in flight, the ghost votes and elections (at the epochs the state mentions); with
+    `ghosts`, leader completeness's too: each elected epoch's start and largest HW, and each
+    node's acknowledgements (unconstrained, so left out, where no lemma of theirs is asked)."""
     universe = list(model.get_universe(K.Node) or [])
     ev = lambda t: model.eval(t, model_completion=True)  # noqa: E731
     name = {k: f"n{k}" for k in range(len(universe))}
@@ -353,8 +356,14 @@ def decode(model: z3.ModelRef, s: K.State) -> dict[str, Any]:
     quorums = []
     for qu in model.get_universe(K.Quorum) or []:
         quorums.append([name[j] for j, w in enumerate(universe) if z3.is_true(ev(K.member(w, qu)))])
-    return {"nodes": len(universe), "node": nodes, "network": network, "vote_hist": votes, "elected": elected,
-            "quorums": quorums}
+    out = {"nodes": len(universe), "node": nodes, "network": network, "vote_hist": votes, "elected": elected,
+           "quorums": quorums}
+    if ghosts:
+        out["hw"] = [{"epoch": ep, "start": ev(s.estart(ep)).as_long(), "hw": ev(s.chw(ep)).as_long()}
+                     for ep in sorted({v["epoch"] for v in elected})]
+        out["acks"] = [{"node": name[a], "epoch": ep, "up_to": ev(s.ack(ua, ep)).as_long()}
+                       for a, ua in enumerate(universe) for ep in span if ev(s.ack(ua, ep)).as_long() > 0]
+    return out
 
 
 def render(d: dict[str, Any]) -> list[str]:
@@ -380,4 +389,10 @@ def render(d: dict[str, Any]) -> list[str]:
                                                       for v in d["vote_hist"]))
     if d["elected"]:
         lines.append("     elected: " + ", ".join(f"{v['leader']} in epoch {v['epoch']}" for v in d["elected"]))
+    if d.get("hw"):
+        lines.append("     ghost HWs: " + ", ".join(f"epoch {v['epoch']} from offset {v['start']}: "
+                                                    + (str(v["hw"]) if v["hw"] >= 0 else "none") for v in d["hw"]))
+    if d.get("acks"):
+        lines.append("     ghost acknowledgements: " + ", ".join(f"{v['node']} up to {v['up_to']} in epoch {v['epoch']}"
+                                                               for v in d["acks"]))
     return lines

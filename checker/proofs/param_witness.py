@@ -131,8 +131,7 @@ def run_states(c: K.PCtx) -> Iterator[tuple[str, str, K.State, list[Any], Any, t
     """Each step of the run, then of its branch: (action, action with its nodes, the given state
     before it, the facts of the run's world, its guard there, its node arguments). A plan that
     does not fit the variant ends where it blocks; RunBlocked is raised after both were taken."""
-    nodes, facts = world(3)
-    quorums = [z3.Const(f"uq{k}", K.Quorum) for k in range(3)]  # world(3)'s
+    nodes, quorums, facts = world(3)
     plan = run_plan(c)
     fork = next(k for k, (name, ids, _) in enumerate(plan) if (name, ids) == FORK) + 1
     branch: list[K.State] = []
