@@ -356,6 +356,12 @@ def test_vote_without_log_check_fails_leader_completeness_with_a_cti_in_the_run_
     assert o.result == CTI and o.cti is not None
     assert (o.cti.conjunct, o.cti.action.split("(")[0]) == ("acked_in_later_logs", "HandleVoteRequest")
     assert o.cti.nodes == 3
+    # the lemma's ghosts are shown: the voter acknowledged the entry the candidate lacks
+    from checker.proofs.param_induction import render
+
+    lines = render(o.cti.pre)
+    assert o.cti.pre["acks"] and any(x.strip().startswith("ghost acknowledgements: ") for x in lines)
+    assert any(x.strip().startswith("ghost HWs: epoch ") for x in lines)
 
 
 def test_the_run_s_branch_is_taken_in_kafka_up_to_the_refused_vote():
