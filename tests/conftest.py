@@ -67,6 +67,14 @@ def install_checkout(tmp_path_factory: pytest.TempPathFactory, *, compile_models
     return python
 
 
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a venv holding a non-editable install of this checkout, models compiled: one
+    per test process (defined here, not imported into each module: an imported fixture is a
+    fixture of that module, and each would install again)."""
+    return install_checkout(tmp_path_factory)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -146,6 +154,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory):
     session.stop()
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (`-n 2 --dist loadgroup`, README's test command), every test that uses
     the shared SparkSession runs on one worker: one JVM, one session, as without xdist; so does
@@ -156,6 +165,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         elif "installed" in getattr(item, "fixturenames", ()):
             # one non-editable install (it compiles the models), built in this checkout's build/
             item.add_marker(pytest.mark.xdist_group("installed"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The groups above are in the test ids that xdist's loadgroup schedules by (a pytest whose
+    ids no longer take them, as 9.x with xdist 3.8, would spread them over the workers silently)."""
+    if not getattr(session.config.option, "loadgroup", False):  # set in xdist's workers under loadgroup
+        return
+    lost = [item.nodeid for item in session.items
+            if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+    if lost:
+        raise pytest.UsageError(f"xdist groups are not in the test ids, so loadgroup ignores them: {lost[0]}, ...")
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """docs/change.md runs as written: its files (a `File \\`NAME\\`:` line, then a code block) are
 written and its commands run in order, in a temporary directory outside the repo, with a
-non-editable install (tests/test_installed.py's); each command ends with the exit code its
+non-editable install (tests/conftest.py's `installed`); each command ends with the exit code its
 `# exit N` comment gives (0 without one), and every line of the `text` block after it appears in
 what it printed (`...` stands for lines left out; timings and the plugin's path may differ)."""
 from __future__ import annotations
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_installed import installed  # noqa: F401 - the session's non-editable install
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "change.md"
@@ -79,7 +78,7 @@ def test_the_page_has_its_steps():
     assert any(c.startswith("kcheck gate gate.toml") for c in commands)
 
 
-def test_change_md_runs_as_written(installed: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_change_md_runs_as_written(installed: Path, tmp_path: Path) -> None:
     cwd = tmp_path
     plugin_lines = []
     for step in steps():

@@ -1,6 +1,6 @@
 """kcheck after a non-editable install (`pip install .`), run from a directory other than the
 repo: the default gate file comes with the package, and Spark's executors import kcheck.
-The install: tests/conftest.py's `install_checkout`."""
+The install: tests/conftest.py's `installed`."""
 from __future__ import annotations
 
 import json
@@ -11,15 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import install_checkout, java_available
+from tests.conftest import java_available
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="session")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The python of a venv holding a non-editable install of this checkout, models compiled."""
-    return install_checkout(tmp_path_factory)
 
 
 def _kcheck(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

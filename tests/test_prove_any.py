@@ -154,6 +154,7 @@ def cli_any_json() -> tuple[int, dict]:
     return rc, json.loads(buf.getvalue())
 
 
+@pytest.mark.xdist_group("prove_any_cli")  # one worker, so one run of the fixture
 def test_cli_size_any_json(cli_any_json):
     rc, out = cli_any_json
     assert rc == 0 and out["result"] == "proved" and out["voters"] == "any"
@@ -289,6 +290,7 @@ def test_a_response_that_names_an_unknown_leader_conforms():
     assert r.failures == [] and "HandleVoteResponse" in r.kinds
 
 
+@pytest.mark.xdist_group("prove_any_cli")  # one worker, so one run of the fixture
 def test_the_every_size_proof_names_the_model_source_and_how_the_encoding_follows_it(cli_any_json):
     rc, out = cli_any_json
     assert rc == 0
