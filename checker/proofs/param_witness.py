@@ -137,12 +137,12 @@ def run_states(c: K.PCtx) -> Iterator[tuple[str, str, K.State, list[Any], Any, t
     branch: list[K.State] = []
     blocked = []
     try:
-        yield from _walk(c, K.initial_state(), plan, nodes, facts, quorums, fork, branch)
+        yield from _walk(c, K.initial_state(), plan, nodes, facts, quorums, fork, branch, "w")
     except RunBlocked as e:
         blocked.append(str(e))
     if branch and stale_vote_plan(c):
         try:
-            yield from _walk(c, branch[0], stale_vote_plan(c), nodes, facts, quorums, -1, [])
+            yield from _walk(c, branch[0], stale_vote_plan(c), nodes, facts, quorums, -1, [], "wb")
         except RunBlocked as e:
             blocked.append(str(e))
     if blocked:
@@ -150,15 +150,17 @@ def run_states(c: K.PCtx) -> Iterator[tuple[str, str, K.State, list[Any], Any, t
 
 
 def _walk(c: K.PCtx, s: K.State, plan: list[tuple[str, tuple[int, ...], Expect | None]], nodes: list[Any],
-          facts: Any, quorums: list[Any], fork: int, branch: list[K.State]
+          facts: Any, quorums: list[Any], fork: int, branch: list[K.State], tag: str
           ) -> Iterator[tuple[str, str, K.State, list[Any], Any, tuple[Any, ...]]]:
+    """The steps of one plan from s (the state before step `fork` kept in `branch`); `tag` names
+    its steps' choices apart from another plan's."""
     fns = {n: f for n, _, f in K.ACTIONS}
     for k, (name, ids, _) in enumerate(plan):
         if k == fork:
             branch.append(s)
         steps, t, wanted = [], s, []
         for j, (nm, ix, expect) in enumerate(plan[k:k + LOOKAHEAD + 1]):
-            st = K.Step(f"w{k}_{j}_{nm.replace('(', '_').replace(')', '')}", t)
+            st = K.Step(f"{tag}{k}_{j}_{nm.replace('(', '_').replace(')', '')}", t)
             t = fns[nm](t, c, st, *(nodes[x] for x in ix))
             steps.append((st, t))
             wanted += [expect(t, nodes)] if expect is not None else []
