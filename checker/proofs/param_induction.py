@@ -185,13 +185,8 @@ def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
                 out.result, out.cti = CTI, cti
                 return out
             if r == z3.sat:
-                model = s.model()
-                args = ", ".join(f"{a}={_node_name(model, v)}" for a, v in
-                                 zip(K.ARG_NAMES[len(tr.args)], tr.args))
-                out.result = CTI
-                lc = any(y in LC_LEMMAS or y == "leader_completeness" for y in names)
-                pre_d, post_d = decode(model, pre, lc), decode(model, tr.post, lc)
-                out.cti = ParamCounterexample(x, f"{name}({args})", pre_d["nodes"], pre_d, post_d)
+                # its ghosts are shown where leader completeness's lemmas, hence defs, constrain them
+                out.result, out.cti = CTI, _counterexample(s.model(), x, name, tr.args, pre, tr.post, bool(defs))
                 return out
             if r == z3.unknown:
                 unknown.append(f"{label} => {x}'")
@@ -238,11 +233,16 @@ def run_cti(c: K.PCtx, names: list[str], x: str, name: str, steps: list[RunStep]
         q = _Query(ms)
         if q.check(K.quorum_axiom(), *w.facts, *(formula(y)(c, w.state) for y in names), *st.guard,
                    z3.Not(formula(x)(c, post))) == z3.sat:
-            model = q.model()
-            args = ", ".join(f"{a}={_node_name(model, v)}" for a, v in zip(K.ARG_NAMES[len(w.args)], w.args))
-            pre_d, post_d = decode(model, w.state, True), decode(model, post, True)
-            return ParamCounterexample(x, f"{name}({args})", pre_d["nodes"], pre_d, post_d)
+            return _counterexample(q.model(), x, name, w.args, w.state, post, True)
     return None
+
+
+def _counterexample(model: z3.ModelRef, x: str, name: str, args: tuple[Any, ...], pre: K.State, post: K.State,
+                    ghosts: bool) -> ParamCounterexample:
+    """The CTI of x by `name` that the model gives: its arguments by node name, both states decoded."""
+    named = ", ".join(f"{a}={_node_name(model, v)}" for a, v in zip(K.ARG_NAMES[len(args)], args))
+    pre_d, post_d = decode(model, pre, ghosts), decode(model, post, ghosts)
+    return ParamCounterexample(x, f"{name}({named})", pre_d["nodes"], pre_d, post_d)
 
 
 def append_justified(c: K.PCtx, pre: K.State, inv: list[Any], ms: int) -> Any:

@@ -140,9 +140,10 @@ def run_states(c: K.PCtx) -> Iterator[tuple[str, str, K.State, list[Any], Any, t
         yield from _walk(c, K.initial_state(), plan, nodes, facts, quorums, fork, branch, "w")
     except RunBlocked as e:
         blocked.append(str(e))
-    if branch and stale_vote_plan(c):
+    tail = stale_vote_plan(c)
+    if branch and tail:
         try:
-            yield from _walk(c, branch[0], stale_vote_plan(c), nodes, facts, quorums, -1, [], "wb")
+            yield from _walk(c, branch[0], tail, nodes, facts, quorums, -1, [], "wb")
         except RunBlocked as e:
             blocked.append(str(e))
     if blocked:
