@@ -131,7 +131,6 @@ def test_cli_any_size_cti_is_rendered_with_its_nodes(capsys):
     (["--invariant", "nope"], "unknown invariant"),
     (["--bmc", "3"], "--bmc needs a fixed --size N"),
     (["--all-actions"], "--all-actions needs a fixed --size N"),
-    (["--model", "replication"], "--model kraft only"),
     (["--set", "voter_changes=1"], "static voter set"),
     (["--preset", "reconfig"], "static voter set"),
 ])

@@ -50,8 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--size", type=prove_any.size(_int_at_least(1, "positive", MAX_SIZE)), metavar="N",
                         help="number of voters (kraft) or brokers (replication); overrides the config's "
-                             f"`voters` / `brokers`; up to {MAX_SIZE}, beyond BFS's range; kraft: `any` proves "
-                             "election_safety for every number of voters (checker/proofs/prove_any.py)")
+                             f"`voters` / `brokers`; up to {MAX_SIZE}, beyond BFS's range; `any`: every number of "
+                             "voters (kraft) or brokers (replication: structural; checker/proofs/prove_any.py)")
     parser.add_argument("--invariant", action="append", default=[], metavar="NAME",
                         help="an invariant to prove (repeatable; default: election_safety, log_matching,"
                              " leader_completeness for kraft; structural for replication)")

@@ -1,5 +1,5 @@
-"""`kcheck prove --model kraft --size any`: election safety, log matching and leader completeness
-for every number of voters.
+"""`kcheck prove --size any`: for --model kraft, election safety, log matching and leader
+completeness for every number of voters; for --model replication, replication_any.
 
 The every-size encoding (checker/proofs/kraft_param.py) proves what spec/proofs.md, "Every
 cluster size", lists; anything else asked of it is refused in one line (exit 2) rather than
@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 from checker.config import ConfigError
 from checker.provenance import model_source
@@ -69,7 +69,6 @@ def _encoding_covers(variant: str, c: Any, quiet: bool) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from checker.cli.options import run_config
-    from checker.heartbeat import Heartbeat
     from checker.proofs.kraft_param import PCtx
     from checker.proofs.kraft_param_inv import INVARIANTS, NOT_FOR_ANY_SIZE, conjuncts
     from checker.proofs.param_induction import prove_any
@@ -79,10 +78,15 @@ def run(args: argparse.Namespace) -> int:
     if args.model is None and args.config_file is None:
         args.model = "kraft"
     rc = run_config(args)
-    if rc.model != "kraft":
-        raise ConfigError(f"--size any has an encoding for --model kraft only; {rc.model} is proved for fixed sizes")
     if args.timeout <= 0:
         raise ConfigError(f"--timeout must be positive, got {args.timeout}")
+    if rc.model == "replication":
+        from checker.proofs import replication_any
+
+        return replication_any.run(args, rc)
+    if rc.model != "kraft":
+        raise ConfigError(f"--size any has encodings for --model kraft and replication only; {rc.model} is proved "
+                          "for fixed sizes")
     targets = list(args.invariant) or list(INVARIANTS)
     for name in targets:
         if name in NOT_FOR_ANY_SIZE:
@@ -99,15 +103,7 @@ def run(args: argparse.Namespace) -> int:
     encoding = _encoding_covers(rc.variant, c, args.quiet)
     lemmas = [n for n in conjuncts(c, targets) if n not in targets]
 
-    def progress(ch: Any) -> None:
-        heartbeat.beat(f"{ch.what}: {ch.answer}")
-        if not args.quiet:
-            print(f"kcheck: {ch.what}: {ch.answer} ({ch.seconds:.2f}s)", file=sys.stderr, flush=True)
-
-    t0 = time.monotonic()
-    with Heartbeat("prove", None if args.quiet else sys.stderr) as heartbeat:
-        o = prove_any(c, targets, timeout_s=args.timeout, progress=progress)
-    wall = time.monotonic() - t0
+    o, wall = proving(args, lambda progress: prove_any(c, targets, timeout_s=args.timeout, progress=progress))
     not_proved = list(NOT_FOR_ANY_SIZE)
     report: dict[str, Any] = {
         "model": "kraft", "variant": rc.variant, "preset": rc.preset, "voters": ANY, "mode": "induction",
@@ -132,6 +128,22 @@ def run(args: argparse.Namespace) -> int:
                          "pre": o.cti.pre, "post": o.cti.post}
     print(json.dumps(report) if args.json else "\n".join(lines))
     return EXIT[o.result]
+
+
+def proving(args: argparse.Namespace, prove: Callable[[Callable[[Any], None]], Any]) -> tuple[Any, float]:
+    """prove(progress) with a heartbeat and, unless --quiet, a line per query on stderr: its outcome
+    and the wall seconds."""
+    from checker.heartbeat import Heartbeat
+
+    def progress(ch: Any) -> None:
+        heartbeat.beat(f"{ch.what}: {ch.answer}")
+        if not args.quiet:
+            print(f"kcheck: {ch.what}: {ch.answer} ({ch.seconds:.2f}s)", file=sys.stderr, flush=True)
+
+    t0 = time.monotonic()
+    with Heartbeat("prove", None if args.quiet else sys.stderr) as heartbeat:
+        out = prove(progress)
+    return out, time.monotonic() - t0
 
 
 def _render_cti(cti: Any) -> list[str]:
