@@ -83,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
     if rc.model == "replication":
         from checker.proofs import replication_any
 
-        return replication_any.run(args, rc)
+        report, lines, result = replication_any.run(args, rc, proving)
+        print(json.dumps(report) if args.json else "\n".join(lines))
+        return EXIT[result]
     if rc.model != "kraft":
         raise ConfigError(f"--size any has encodings for --model kraft and replication only; {rc.model} is proved "
                           "for fixed sizes")

@@ -328,12 +328,10 @@ def _states_taking(model: Any, kinds: set[str], walks: int, depth: int, seed: in
     return out
 
 
-def run(args: Any, rc: Any) -> int:
-    import json
-    import sys
-
+def run(args: Any, rc: Any, proving: Callable[..., tuple[Outcome, float]]) -> tuple[dict[str, Any], list[str], str]:
+    """The proof the arguments ask for: its JSON report, its lines of text and its result
+    (prove_any prints them; `proving` runs a proof with its progress lines)."""
     from checker.config import ConfigError
-    from checker.proofs.prove_any import ANY, EXIT, proving
     from checker.provenance import model_source
     from model.replication.params import Params
     from model.replication.variants import Rules
@@ -356,7 +354,7 @@ def run(args: Any, rc: Any) -> int:
     lemmas = [n for n in structural if n in R.LEMMAS]
     mins = "min ISR 1" if c.min1 else "every min ISR of 2 or more (min sets of that many brokers)"
     report: dict[str, Any] = {
-        "model": "replication", "variant": rc.variant, "preset": rc.preset, "brokers": ANY,
+        "model": "replication", "variant": rc.variant, "preset": rc.preset, "brokers": "any",
         "min_isr": 1 if c.min1 else ">=2", "mode": "induction", "invariants": ["structural"],
         "conjuncts": [n for n in structural if n not in R.LEMMAS], "lemmas": lemmas, "result": o.result,
         "queries": len(o.checks), "seconds": round(wall, 3), "solver_seconds": round(o.seconds, 3),
@@ -378,5 +376,4 @@ def run(args: Any, rc: Any) -> int:
         lines += render_cti(o.cti, c.min1)
         report["cti"] = {"conjunct": o.cti.conjunct, "action": o.cti.action, "brokers": o.cti.nodes,
                          "pre": o.cti.pre, "post": o.cti.post}
-    print(json.dumps(report) if args.json else "\n".join(lines))
-    return EXIT[o.result]
+    return report, lines, o.result
