@@ -1,6 +1,7 @@
 """Seconds of `kcheck prove --size any` (invariants for every number of voters), as JSON.
 
     python bench/bench_prove_any.py [--variant NAME]... [--invariant NAME]... [--no-stale-requests] [--timeout 60]
+    python bench/bench_prove_any.py --model replication [--variant NAME]... [--set KEY=VALUE]...
 
 The invariants default to those `kcheck prove --size any` proves (election_safety,
 log_matching and leader_completeness); `--no-stale-requests` proves them with stale_requests = false. For each variant
@@ -8,6 +9,10 @@ log_matching and leader_completeness); `--no-stale-requests` proves them with st
 result (proved / cti / unknown), wall seconds, seconds inside Z3, the number of queries, the
 query seconds by kind (Init, enabledness, consecution: count, total, median, max) and the five
 slowest queries; for a CTI, the lemma, the action and the number of nodes of Z3's model.
+
+With `--model replication`: `structural` for every number of brokers, on the default configuration
+with the `--set` values (default variants: kafka-4.1 and fenced-may-join-isr, R8): the sample
+check's transitions and seconds, then the proof's, and the peak memory of the whole run.
 """
 from __future__ import annotations
 
@@ -30,13 +35,44 @@ def _kind(what: str) -> str:
     return "enabled" if " enabled in some Inv state" in what else "consecution"
 
 
+def _replication(variants: list[str], overrides: list[str], timeout: float) -> None:
+    import resource
+
+    from checker.config import load_config
+    from checker.proofs import replication_any as RA
+    from checker.proofs import replication_param as R
+    from model.replication.variants import Rules
+
+    rows = []
+    for variant in variants or ["kafka-4.1", "fenced-may-join-isr"]:
+        rc = load_config(model="replication", variant=variant, overrides=overrides)
+        c = R.RCtx.of(rc.build().params, Rules.of(variant))
+        t0 = time.monotonic()
+        sample = RA.encoding_covers(rc, c, quiet=True)
+        t1 = time.monotonic()
+        o = RA.prove(c, timeout_s=timeout)
+        rows.append({"variant": variant, "result": o.result, "sample_transitions": sample["transitions"],
+                     "sample_seconds": round(t1 - t0, 2), "proof_seconds": round(time.monotonic() - t1, 2),
+                     "solver_seconds": round(o.seconds, 2), "queries": len(o.checks),
+                     "cti": None if o.cti is None else {"conjunct": o.cti.conjunct, "action": o.cti.action}})
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    print(json.dumps({"model": "replication", "brokers": "any", "set": overrides, "peak_mb": peak, "runs": rows},
+                     indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=("kraft", "replication"), default="kraft")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="replication: a configuration value")
     ap.add_argument("--variant", action="append", default=[])
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--invariant", action="append", default=[], choices=sorted(INVARIANTS))
     ap.add_argument("--no-stale-requests", action="store_true", help="prove with stale_requests = false")
     args = ap.parse_args()
+    if args.model == "replication":
+        _replication(args.variant, args.overrides, args.timeout)
+        return
     invariants = args.invariant or list(INVARIANTS)
     rows = []
     for variant in args.variant or DEFAULT:
