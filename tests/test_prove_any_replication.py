@@ -18,10 +18,12 @@ from checker.proofs.induction import CTI, PROVED
 
 
 @pytest.mark.parametrize("ctx,extra,absent", [
-    (R.RCtx(), [], ["isr_not_empty", "one_elr_without_isr"]),
+    (R.RCtx(), ["no_reassignment"], ["isr_not_empty", "one_elr_without_isr", "reassignment_in_replicas"]),
     (R.RCtx(min1=True), ["one_elr_without_isr"], ["isr_not_empty"]),
     (R.RCtx(elr=False), ["isr_not_empty"], ["isr_unfenced", "one_elr_without_isr"]),
     (R.RCtx(unclean=True, unclean_elect_leaders=True), [], ["isr_not_empty"]),
+    (R.RCtx(min1=True, reassignments=True), ["reassignment_in_replicas"], ["no_reassignment"]),
+    (R.RCtx(elr=False, reassignments=True), ["reassignment_in_replicas"], ["isr_unfenced"]),
 ])
 def test_kafka_structural_is_proved_for_every_size_with_every_action_enabled(ctx, extra, absent):
     o = RA.prove(ctx, timeout_s=60)
@@ -43,11 +45,20 @@ def test_the_fenced_may_join_isr_variant_fails_with_a_cti():
     assert fenced_in_isr and not set(o.cti.pre["isr"]) & set(o.cti.pre["fenced"])
 
 
+def test_a_reassignment_with_min_isr_2_or_more_leaves_a_removed_replica_in_the_elr():
+    """H3, Kafka 4.1's own rules: a reassignment completing while the ISR it leaves is below min
+    ISR draws the ELR from the old ISR, removed replicas included. The CTI is the smallest Z3 finds."""
+    o = RA.prove(R.RCtx(reassignments=True), timeout_s=60)
+    assert o.result == CTI and o.cti.conjunct == "elr_in_replicas"
+    assert o.cti.nodes == 2 and o.cti.pre["removing"]
+    assert set(o.cti.post["elr"]) - set(o.cti.post["replicas"]) <= set(o.cti.pre["removing"])
+
+
 def test_min_isr_1_needs_its_lemma(monkeypatch):
     monkeypatch.delitem(R.LEMMAS, "one_elr_without_isr")
     o = RA.prove(R.RCtx(min1=True), timeout_s=60)
     assert o.result == CTI and o.cti.conjunct == "elr_empty_at_min_isr"
-    assert o.cti.pre["isr"] == [] and len(o.cti.pre["elr"]) >= 2
+    assert o.cti.pre["isr"] == [] and len(o.cti.pre["elr"]) >= 2 and o.cti.nodes == 2
 
 
 def test_min_isr_2_or_more_needs_its_axiom(monkeypatch):
@@ -61,6 +72,7 @@ def test_min_isr_2_or_more_needs_its_axiom(monkeypatch):
     ("smoke", []),
     ("last-known-leader", []),
     ("smoke", ["elr_enabled=false", "unclean_elect_leaders=true"]),
+    ("reassignment", []),
 ])
 def test_every_model_step_of_a_sample_is_a_step_of_the_encoding(preset, overrides):
     model = load_config(model="replication", preset=preset, overrides=overrides).build()
@@ -69,6 +81,7 @@ def test_every_model_step_of_a_sample_is_a_step_of_the_encoding(preset, override
     r = RA.check_transitions(model, C.sample(model, 120), R.RCtx.of(model.params, Rules.of("kafka-4.1")))
     assert r.failures == [] and r.transitions > 300
     assert {"FenceBroker", "UnfenceBroker", "HandleAlterPartition", "BrokerStep"} <= r.kinds
+    assert ("AlterPartitionReassignments" in r.kinds) == (preset == "reassignment")
 
 
 def test_a_drifted_encoding_is_caught(monkeypatch):
@@ -107,7 +120,6 @@ def test_an_edited_model_rule_makes_prove_refuse(monkeypatch):
 
 
 @pytest.mark.parametrize("argv,words", [
-    (["--set", "reassignments=1"], "no encoding for reassignments = 1"),
     (["--preset", "controller-failover"], "no encoding for controller_failovers = 1"),
     (["--invariant", "candidate_completeness"], "proves structural only"),
 ])

@@ -18,8 +18,7 @@ from checker.proofs.param_induction import ParamCounterexample as Counterexample
 from model.replication.records import NO_LEADER
 
 # the configuration an every-size proof cannot take: what it would leave unencoded
-REFUSED = {"reassignments": "reassignments change the replica set, which the encoding holds fixed",
-           "controller_failovers": "a controller failover reverts writes the encoding does not keep"}
+REFUSED = {"controller_failovers": "a controller failover reverts writes the encoding does not keep"}
 
 
 @dataclass
@@ -57,7 +56,8 @@ def matches(s: R.State, py: Any, u: list[Any]) -> Any:
         out.append(s.leader() == u[reg.leader])
     for b, r in enumerate(c.brokers):
         out += [s.fenced(u[b]) == r.fenced, s.replica(u[b]) == (b in reg.replicas), s.isr(u[b]) == (b in reg.isr),
-                s.elr(u[b]) == (b in reg.elr)]
+                s.elr(u[b]) == (b in reg.elr), s.removing(u[b]) == (b in reg.removing),
+                s.adding(u[b]) == (b in reg.adding)]
     return z3.And(out)
 
 
@@ -70,8 +70,6 @@ def unencoded(py: Any) -> str:
         return "a metadata log with a gap in its partition epochs"
     if any(r.in_controlled_shutdown for r in c.brokers):
         return "a registration in controlled shutdown"
-    if c.partition.removing or c.partition.adding:
-        return "a reassignment in progress"
     return ""
 
 
@@ -80,7 +78,7 @@ def _projection(py: Any) -> tuple[Any, ...]:
     c = py.controller
     reg = c.partition
     return (tuple(r.fenced for r in c.brokers), frozenset(reg.replicas), frozenset(reg.isr), frozenset(reg.elr),
-            reg.leader, reg.partition_epoch)
+            frozenset(reg.removing), frozenset(reg.adding), reg.leader, reg.partition_epoch)
 
 
 def _unchanged(s: Any, t: Any) -> bool:
@@ -189,8 +187,16 @@ def prove(c: R.RCtx, timeout_s: float = 60.0, progress: Callable[[Check], None] 
             q, t0 = _Query(ms), time.monotonic()
             r = q.check(*ax, *inv.values(), *tr.guard, z3.Not(R.formula(x)(c, tr.post)))
             if record(f"Inv & {label} => {x}'", r, t0) == "fails":
+                # Z3's model does not evaluate the post-state's quantified terms: ask again with the
+                # post-state written out as functions of their own, and read those
+                post, defs = written_out(tr.post)
+                query = [*ax, *inv.values(), *tr.guard, *defs, z3.Not(R.formula(x)(c, post))]
+                q = _smallest(query, ms)
+                if q is None:
+                    out.result, out.reason = UNKNOWN, f"{label} => {x}': a CTI Z3 could not write out"
+                    return out
                 model = q.model()
-                pre_d, post_d = decode(model, pre), decode(model, tr.post)
+                pre_d, post_d = decode(model, pre), decode(model, post)
                 args = ", ".join(f"b={_broker(model, a)}" for a in tr.args)
                 out.result = CTI
                 out.cti = Counterexample(x, f"{name}({args})" if args else name, pre_d["brokers"], pre_d, post_d)
@@ -200,6 +206,34 @@ def prove(c: R.RCtx, timeout_s: float = 60.0, progress: Callable[[Check], None] 
     if unknown:
         out.result, out.reason = UNKNOWN, "z3 unknown on " + ", ".join(unknown[:5])
     return out
+
+
+def _smallest(query: list[Any], ms: int) -> _Query | None:
+    """A solved query whose model has as few brokers (and min sets) as Z3 finds, up to six, so a
+    CTI reads easily; else one over any size; None if none answers sat."""
+    x, q = z3.Const("x", R.Broker), z3.Const("q", R.MinSet)
+    for n in range(1, 7):
+        u = [z3.Const(f"small_b{k}", R.Broker) for k in range(n)]
+        w = [z3.Const(f"small_q{k}", R.MinSet) for k in range(n)]
+        bound = [z3.ForAll([x], z3.Or([x == b for b in u])), z3.ForAll([q], z3.Or([q == m for m in w]))]
+        solved = _Query(min(ms, 5_000))
+        if solved.check(*query, *bound) == z3.sat:
+            return solved
+    solved = _Query(ms)
+    return solved if solved.check(*query) == z3.sat else None
+
+
+def written_out(s: R.State) -> tuple[R.State, list[Any]]:
+    """Fresh functions for a state's fields, and the constraints that they equal its terms."""
+    t = R.fresh("post_")
+    defs = []
+    for name, (args, _) in R.SIGNATURE.items():
+        if args:
+            x = z3.Const("x", R.Broker)
+            defs.append(z3.ForAll([x], getattr(t, name)(x) == getattr(s, name)(x)))
+        else:
+            defs.append(getattr(t, name)() == getattr(s, name)())
+    return t, defs
 
 
 def _broker(model: z3.ModelRef, t: Any) -> str:
@@ -221,7 +255,7 @@ def decode(model: z3.ModelRef, s: R.State) -> dict[str, Any]:
     mins = [[f"b{k}" for k, u in enumerate(universe) if z3.is_true(ev(R.in_min(u, q)))]
             for q in model.get_universe(R.MinSet) or []]
     return {"brokers": len(universe), "replicas": members(s.replica), "isr": members(s.isr), "elr": members(s.elr),
-            "fenced": members(s.fenced),
+            "fenced": members(s.fenced), "removing": members(s.removing), "adding": members(s.adding),
             "leader": _broker(model, s.leader()) if z3.is_true(ev(s.has_leader())) else None,
             "partition_epoch": ev(s.pe()).as_long(), "log_start": ev(s.log_start()).as_long(), "min_sets": mins}
 
@@ -232,7 +266,9 @@ def render(d: dict[str, Any]) -> list[str]:
 
     return [f"     partition: leader={d['leader'] or '-'} replicas={show(d['replicas'])} ISR={show(d['isr'])} "
             f"ELR={show(d['elr'])} partition epoch {d['partition_epoch']} (log from {d['log_start']})",
-            f"     fenced: {show(d['fenced'])}"]
+            f"     fenced: {show(d['fenced'])}"] + (
+        [f"     reassignment: removing {show(d['removing'])}, adding {show(d['adding'])}"]
+        if d["removing"] or d["adding"] else [])
 
 
 def render_cti(cti: Counterexample, min1: bool) -> list[str]:

@@ -45,6 +45,7 @@ B, I = z3.BoolSort(), z3.IntSort()
 # the state's fields: name -> (argument sorts, result sort)
 SIGNATURE: dict[str, tuple[tuple[Any, ...], Any]] = {
     "fenced": ((Broker,), B), "replica": ((Broker,), B), "isr": ((Broker,), B), "elr": ((Broker,), B),
+    "removing": ((Broker,), B), "adding": ((Broker,), B),
     "has_leader": ((), B), "leader": ((), Broker), "pe": ((), I), "log_start": ((), I)}
 
 
@@ -59,13 +60,15 @@ class RCtx:
     unclean_elect_leaders: bool = False
     member_fenced_check: bool = True  # KIP-841 (variant fenced-may-join-isr drops it)
     unclean_shutdown_leaves_elr: bool = True  # KAFKA-15586 (variant unclean-restart-keeps-elr)
+    reassignments: bool = False  # reassignments > 0
 
     @classmethod
     def of(cls, params: Any, rules: Any) -> "RCtx":
         return cls(elr=params.elr, unclean=params.unclean, min1=params.min_isr <= 1,
                    preferred_elections=params.preferred_elections, unclean_elect_leaders=params.unclean_elect_leaders,
                    member_fenced_check=rules.member_fenced_check,
-                   unclean_shutdown_leaves_elr=rules.unclean_shutdown_leaves_elr)
+                   unclean_shutdown_leaves_elr=rules.unclean_shutdown_leaves_elr,
+                   reassignments=params.reassignments > 0)
 
 
 def fresh(prefix: str) -> State:
@@ -128,11 +131,42 @@ def axioms(c: RCtx) -> list[Any]:
 
 
 def partition_change(s: State, c: RCtx, st: Step, active: Any, acceptable: Callable[[Any], Any], election: str,
-                     t_isr: Callable[[Any], Any], unclean_broker: Any = None) -> State:
+                     target_isr: Callable[[Any], Any], unclean_broker: Any = None,
+                     target: Callable[[Any], Any] | None = None) -> State:
     """The registration after PartitionChangeBuilder.build and merge, when `active` (the handler
-    examines the partition) and the step writes the record; else the registration as it is."""
+    examines the partition) and the step writes the record; else the registration as it is.
+    `target`: a new reassignment's target replicas (alterPartitionReassignments), else the
+    registration's reassignment, if any, goes on."""
     x = _x()
-    # maybePopulateTargetElr, with effective min ISR min(min ISR, |replicas|)
+    if target is None:
+        t_replicas, t_removing, t_adding = s.replica, s.removing, s.adding
+    else:  # controller.reassignment_replicas: replicas = target + removing
+        def t_replicas(y: Any) -> Any:
+            return z3.Or(target(y), s.replica(y))
+
+        def t_removing(y: Any) -> Any:
+            return z3.And(s.replica(y), z3.Not(target(y)))
+
+        def t_adding(y: Any) -> Any:
+            return z3.And(target(y), z3.Not(s.replica(y)))
+    # completeReassignmentIfNeeded (controller.maybe_complete_reassignment)
+    def isr_left(y: Any) -> Any:
+        return z3.And(target_isr(y), z3.Not(t_removing(y)))
+
+    def left(y: Any) -> Any:
+        return z3.And(t_replicas(y), z3.Not(t_removing(y)))
+
+    removing_some = z3.Not(empty(t_removing))
+    completes = z3.And(z3.Or(removing_some, z3.Not(empty(t_adding))),
+                       z3.Or(z3.Not(removing_some), z3.And(z3.Not(empty(isr_left)), z3.Not(empty(left)))),
+                       z3.ForAll([x], z3.Implies(left(x), isr_left(x))))
+
+    def t_isr(y: Any) -> Any:
+        return z3.If(completes, isr_left(y), target_isr(y))
+
+    def new_replicas(y: Any) -> Any:
+        return z3.If(completes, left(y), t_replicas(y))
+    # maybePopulateTargetElr, with effective min ISR min(min ISR, |replicas|) (the replicas before the change)
     eff_big = z3.Or(big(c, t_isr), z3.ForAll([x], z3.Implies(s.replica(x), t_isr(x))))
     if c.elr:
         def t_elr(y: Any) -> Any:
@@ -150,13 +184,14 @@ def partition_change(s: State, c: RCtx, st: Step, active: Any, acceptable: Calla
     # tryElection: 0 the leader stays, 1 a valid replica wins, 2 an unclean winner, 3 no leader
     w, outcome = st.const("winner", Broker), st.const("outcome", I)
     keep = z3.And(s.has_leader(), valid(s.leader()))
-    some_valid = z3.Exists([x], valid(x))
+    some_valid = z3.Exists([x], z3.And(new_replicas(x), valid(x)))  # a winner is looked for in replica order
     last_known = z3.And(t_isr_empty, empty(t_elr)) if c.elr else z3.BoolVal(False)
     st.require(z3.And(0 <= outcome, outcome <= 3))
     st.require(z3.Implies(outcome == 0, keep))
     # PREFERRED may pass over a valid leader for replicas[0]; ONLINE and UNCLEAN keep it
-    st.require(z3.Implies(outcome == 1, z3.And(valid(w), *([] if election == PREFERRED else [z3.Not(keep)]))))
-    st.require(z3.Implies(outcome == 2, z3.And(z3.Not(keep), z3.Not(some_valid), s.replica(w), acceptable(w),
+    st.require(z3.Implies(outcome == 1, z3.And(new_replicas(w), valid(w),
+                                               *([] if election == PREFERRED else [z3.Not(keep)]))))
+    st.require(z3.Implies(outcome == 2, z3.And(z3.Not(keep), z3.Not(some_valid), new_replicas(w), acceptable(w),
                                                z3.Or(last_known, z3.BoolVal(election == UNCLEAN)))))
     st.require(z3.Implies(outcome == 3, z3.And(z3.Not(keep), z3.Not(some_valid))))
     # the leader field is written when the winner differs from the leader (NO_LEADER included)
@@ -187,10 +222,15 @@ def partition_change(s: State, c: RCtx, st: Step, active: Any, acceptable: Calla
     # a record is left out only where the builder finds no change (changeRecordIsNoOp) or the
     # handler does not examine the partition
     st.require(z3.Implies(z3.And(active, z3.Not(written)),
-                          z3.And(same(new_isr, s.isr), same(new_elr, s.elr), z3.Not(moved))))
+                          z3.And(same(new_isr, s.isr), same(new_elr, s.elr), z3.Not(moved),
+                                 same(new_replicas, s.replica), z3.Not(completes),
+                                 same(t_removing, s.removing), same(t_adding, s.adding))))
     return s.with_(
         isr=lambda y: z3.If(written, new_isr(y), s.isr(y)),
         elr=lambda y: z3.If(written, new_elr(y), s.elr(y)),
+        replica=lambda y: z3.If(written, new_replicas(y), s.replica(y)),
+        removing=lambda y: z3.If(written, z3.And(z3.Not(completes), t_removing(y)), s.removing(y)),
+        adding=lambda y: z3.If(written, z3.And(z3.Not(completes), t_adding(y)), s.adding(y)),
         has_leader=lambda: z3.If(written, new_has, s.has_leader()),
         leader=lambda: z3.If(written, new_leader, s.leader()),
         pe=lambda: s.pe() + z3.If(written, 1, 0))
@@ -270,6 +310,17 @@ def elect_leaders(election: str) -> Callable[[State, RCtx, Step], State]:
     return step
 
 
+def alter_partition_reassignments(s: State, c: RCtx, st: Step) -> State:
+    """ReplicationControlManager.alterPartitionReassignments (controller.alter_partition_reassignment):
+    any non-empty target while no reassignment is in progress; refused (no record) where the
+    election would ask LeaderAcceptor about a replica being added (UNKNOWN_SERVER_ERROR)."""
+    x = _x()
+    target, accepted = st.func("target", Broker, B), st.const("accepted")
+    st.require(z3.Not(empty(target)))
+    st.require(z3.ForAll([x], z3.And(z3.Not(s.removing(x)), z3.Not(s.adding(x)))))
+    return partition_change(s, c, st, accepted, lambda r: z3.Not(s.fenced(r)), ONLINE, s.isr, target=target)
+
+
 def other(s: State, c: RCtx, st: Step) -> State:
     """A broker's step, a crash or a lost message: the controller's state is as it was."""
     return s
@@ -284,6 +335,7 @@ ACTIONS: list[tuple[str, Callable[..., State], bool, Callable[[RCtx], bool]]] = 
     ("HandleAlterPartition", handle_alter_partition, False, lambda c: True),
     ("ElectLeaders(PREFERRED)", elect_leaders(PREFERRED), False, lambda c: c.preferred_elections),
     ("ElectLeaders(UNCLEAN)", elect_leaders(UNCLEAN), False, lambda c: c.unclean_elect_leaders),
+    ("AlterPartitionReassignments", alter_partition_reassignments, False, lambda c: c.reassignments),
     ("BrokerStep", other, False, lambda c: True),
 ]
 # the model's actions that write no controller state
@@ -313,7 +365,8 @@ def init(s: State) -> Any:
     broker registered and unfenced, partition epoch 0, the log holding it alone."""
     x = _x()
     return z3.And(s.has_leader(), s.replica(s.leader()), s.pe() == 0, s.log_start() == 0,
-                  z3.ForAll([x], z3.And(s.isr(x) == s.replica(x), z3.Not(s.elr(x)), z3.Not(s.fenced(x)))))
+                  z3.ForAll([x], z3.And(s.isr(x) == s.replica(x), z3.Not(s.elr(x)), z3.Not(s.fenced(x)),
+                                        z3.Not(s.removing(x)), z3.Not(s.adding(x)))))
 
 
 # --- The structural invariants (properties.structural), one conjunct each -----------------------
@@ -360,6 +413,17 @@ def _one_elr_without_isr(c: RCtx, s: State) -> Any:
     return z3.Implies(empty(s.isr), z3.ForAll([a, b], z3.Implies(z3.And(s.elr(a), s.elr(b)), a == b)))
 
 
+def _reassignment_in_replicas(c: RCtx, s: State) -> Any:
+    x = _x()
+    return z3.ForAll([x], z3.And(z3.Implies(z3.Or(s.removing(x), s.adding(x)), s.replica(x)),
+                                 z3.Not(z3.And(s.removing(x), s.adding(x)))))
+
+
+def _no_reassignment(c: RCtx, s: State) -> Any:
+    x = _x()
+    return z3.ForAll([x], z3.And(z3.Not(s.removing(x)), z3.Not(s.adding(x))))
+
+
 # name -> (formula, when it is part of `structural` for the configuration, what it says)
 INVARIANTS: dict[str, tuple[Callable[[RCtx, State], Any], Callable[[RCtx], bool], str]] = {
     "isr_in_replicas": (_isr_in_replicas, lambda c: True, "ISR ⊆ replicas"),
@@ -375,6 +439,10 @@ INVARIANTS: dict[str, tuple[Callable[[RCtx, State], Any], Callable[[RCtx], bool]
 LEMMAS: dict[str, tuple[Callable[[RCtx, State], Any], Callable[[RCtx], bool], str]] = {
     "one_elr_without_isr": (_one_elr_without_isr, lambda c: c.min1 and c.elr,
                             "min ISR 1: an empty ISR leaves at most one ELR member"),
+    "reassignment_in_replicas": (_reassignment_in_replicas, lambda c: c.reassignments,
+                                 "the removing and adding replicas are disjoint replicas"),
+    "no_reassignment": (_no_reassignment, lambda c: not c.reassignments,
+                        "reassignments = 0: no replica is being removed or added"),
 }
 
 
