@@ -24,6 +24,8 @@ from checker.proofs.induction import CTI, PROVED
     (R.RCtx(unclean=True, unclean_elect_leaders=True), [], ["isr_not_empty"]),
     (R.RCtx(min1=True, reassignments=True), ["reassignment_in_replicas"], ["no_reassignment"]),
     (R.RCtx(elr=False, reassignments=True), ["reassignment_in_replicas"], ["isr_unfenced"]),
+    (R.RCtx(failovers=True), ["snapshots"], ["isr_not_empty"]),
+    (R.RCtx(failovers=True, min1=True, reassignments=True), ["snapshots", "one_elr_without_isr"], []),
 ])
 def test_kafka_structural_is_proved_for_every_size_with_every_action_enabled(ctx, extra, absent):
     o = RA.prove(ctx, timeout_s=60)
@@ -54,6 +56,15 @@ def test_a_reassignment_with_min_isr_2_or_more_leaves_a_removed_replica_in_the_e
     assert set(o.cti.post["elr"]) - set(o.cti.post["replicas"]) <= set(o.cti.pre["removing"])
 
 
+def test_controller_failovers_need_the_saved_states_lemma(monkeypatch):
+    """A failover restores the state saved before the oldest uncommitted write: without the lemma
+    that it satisfies the invariant, the restored state is arbitrary."""
+    monkeypatch.delitem(R.LEMMAS, "snapshots")
+    o = RA.prove(R.RCtx(failovers=True), timeout_s=60)
+    assert o.result == CTI and o.cti.action == "ControllerFailover"
+    assert o.cti.pre["pending_writes"] >= 1 and o.cti.post["pending_writes"] == 0
+
+
 def test_min_isr_1_needs_its_lemma(monkeypatch):
     monkeypatch.delitem(R.LEMMAS, "one_elr_without_isr")
     o = RA.prove(R.RCtx(min1=True), timeout_s=60)
@@ -73,6 +84,7 @@ def test_min_isr_2_or_more_needs_its_axiom(monkeypatch):
     ("last-known-leader", []),
     ("smoke", ["elr_enabled=false", "unclean_elect_leaders=true"]),
     ("reassignment", []),
+    ("controller-failover", []),
 ])
 def test_every_model_step_of_a_sample_is_a_step_of_the_encoding(preset, overrides):
     model = load_config(model="replication", preset=preset, overrides=overrides).build()
@@ -82,6 +94,7 @@ def test_every_model_step_of_a_sample_is_a_step_of_the_encoding(preset, override
     assert r.failures == [] and r.transitions > 300
     assert {"FenceBroker", "UnfenceBroker", "HandleAlterPartition", "BrokerStep"} <= r.kinds
     assert ("AlterPartitionReassignments" in r.kinds) == (preset == "reassignment")
+    assert ({"CommitMetadata", "ControllerFailover"} <= r.kinds) == (preset == "controller-failover")
 
 
 def test_a_drifted_encoding_is_caught(monkeypatch):
@@ -120,7 +133,6 @@ def test_an_edited_model_rule_makes_prove_refuse(monkeypatch):
 
 
 @pytest.mark.parametrize("argv,words", [
-    (["--preset", "controller-failover"], "no encoding for controller_failovers = 1"),
     (["--invariant", "candidate_completeness"], "proves structural only"),
 ])
 def test_cli_refuses_what_the_encoding_does_not_prove(argv, words):

@@ -17,8 +17,6 @@ from checker.proofs.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outco
 from checker.proofs.param_induction import ParamCounterexample as Counterexample, _Query
 from model.replication.records import NO_LEADER
 
-# the configuration an every-size proof cannot take: what it would leave unencoded
-REFUSED = {"controller_failovers": "a controller failover reverts writes the encoding does not keep"}
 
 
 @dataclass
@@ -49,23 +47,27 @@ def world(n: int, min_isr: int) -> tuple[list[Any], Any]:
 def matches(s: R.State, py: Any, u: list[Any]) -> Any:
     """The encoded fields of `s` equal the controller's in the Python state `py`."""
     c = py.controller
-    reg = c.partition
-    out = [s.pe() == reg.partition_epoch, s.log_start() == c.log[0].partition_epoch,
-           s.has_leader() == (reg.leader != NO_LEADER)]
+    out = [s.log_start() == c.log[0].partition_epoch, s.nun() == len(c.uncommitted),
+           *_registrations(s, c.brokers, c.partition, u)]
+    for k, batch in enumerate(c.uncommitted):
+        out += _registrations(R.snapshot(s, z3.IntVal(k)), batch.brokers, batch.partition, u)
+    return z3.And(out)
+
+
+def _registrations(s: R.State, brokers: tuple[Any, ...], reg: Any, u: list[Any]) -> list[Any]:
+    out = [s.pe() == reg.partition_epoch, s.has_leader() == (reg.leader != NO_LEADER)]
     if reg.leader != NO_LEADER:
         out.append(s.leader() == u[reg.leader])
-    for b, r in enumerate(c.brokers):
+    for b, r in enumerate(brokers):
         out += [s.fenced(u[b]) == r.fenced, s.replica(u[b]) == (b in reg.replicas), s.isr(u[b]) == (b in reg.isr),
                 s.elr(u[b]) == (b in reg.elr), s.removing(u[b]) == (b in reg.removing),
                 s.adding(u[b]) == (b in reg.adding)]
-    return z3.And(out)
+    return out
 
 
 def unencoded(py: Any) -> str:
     """What of the Python state's controller the encoding cannot represent; "" when nothing."""
     c = py.controller
-    if c.uncommitted:
-        return "uncommitted controller writes"
     if any(r.partition_epoch != c.log[0].partition_epoch + k for k, r in enumerate(c.log)):
         return "a metadata log with a gap in its partition epochs"
     if any(r.in_controlled_shutdown for r in c.brokers):
@@ -76,9 +78,12 @@ def unencoded(py: Any) -> str:
 def _projection(py: Any) -> tuple[Any, ...]:
     """The controller's fields the encoding holds, but the metadata log's first partition epoch."""
     c = py.controller
-    reg = c.partition
-    return (tuple(r.fenced for r in c.brokers), frozenset(reg.replicas), frozenset(reg.isr), frozenset(reg.elr),
-            frozenset(reg.removing), frozenset(reg.adding), reg.leader, reg.partition_epoch)
+
+    def fields(brokers: tuple[Any, ...], reg: Any) -> tuple[Any, ...]:
+        return (tuple(r.fenced for r in brokers), frozenset(reg.replicas), frozenset(reg.isr), frozenset(reg.elr),
+                frozenset(reg.removing), frozenset(reg.adding), reg.leader, reg.partition_epoch)
+
+    return (fields(c.brokers, c.partition), *(fields(b.brokers, b.partition) for b in c.uncommitted))
 
 
 def _unchanged(s: Any, t: Any) -> bool:
@@ -227,12 +232,10 @@ def written_out(s: R.State) -> tuple[R.State, list[Any]]:
     """Fresh functions for a state's fields, and the constraints that they equal its terms."""
     t = R.fresh("post_")
     defs = []
-    for name, (args, _) in R.SIGNATURE.items():
-        if args:
-            x = z3.Const("x", R.Broker)
-            defs.append(z3.ForAll([x], getattr(t, name)(x) == getattr(s, name)(x)))
-        else:
-            defs.append(getattr(t, name)() == getattr(s, name)())
+    for name, (sorts, _) in R.SIGNATURE.items():
+        xs = [z3.Const(f"x{k}", sort) for k, sort in enumerate(sorts)]
+        eq = getattr(t, name)(*xs) == getattr(s, name)(*xs)
+        defs.append(z3.ForAll(xs, eq) if xs else eq)
     return t, defs
 
 
@@ -257,7 +260,8 @@ def decode(model: z3.ModelRef, s: R.State) -> dict[str, Any]:
     return {"brokers": len(universe), "replicas": members(s.replica), "isr": members(s.isr), "elr": members(s.elr),
             "fenced": members(s.fenced), "removing": members(s.removing), "adding": members(s.adding),
             "leader": _broker(model, s.leader()) if z3.is_true(ev(s.has_leader())) else None,
-            "partition_epoch": ev(s.pe()).as_long(), "log_start": ev(s.log_start()).as_long(), "min_sets": mins}
+            "partition_epoch": ev(s.pe()).as_long(), "log_start": ev(s.log_start()).as_long(),
+            "pending_writes": ev(s.nun()).as_long(), "min_sets": mins}
 
 
 def render(d: dict[str, Any]) -> list[str]:
@@ -268,7 +272,8 @@ def render(d: dict[str, Any]) -> list[str]:
             f"ELR={show(d['elr'])} partition epoch {d['partition_epoch']} (log from {d['log_start']})",
             f"     fenced: {show(d['fenced'])}"] + (
         [f"     reassignment: removing {show(d['removing'])}, adding {show(d['adding'])}"]
-        if d["removing"] or d["adding"] else [])
+        if d["removing"] or d["adding"] else []) + (
+        [f"     uncommitted controller writes: {d['pending_writes']}"] if d["pending_writes"] else [])
 
 
 def render_cti(cti: Counterexample, min1: bool) -> list[str]:
@@ -373,10 +378,6 @@ def run(args: Any, rc: Any, proving: Callable[..., tuple[Outcome, float]]) -> tu
     from model.replication.variants import Rules
 
     config = dict(rc.config)
-    for key, why in REFUSED.items():
-        if config.get(key, 0):
-            raise ConfigError(f"--size any has no encoding for {key} = {config[key]}: {why}; set {key}=0 "
-                              "(spec/proofs.md, \"Every cluster size\")")
     params = Params.from_config(config)
     c = R.RCtx.of(params, Rules.of(rc.variant))
     structural = R.conjuncts(c)

@@ -46,7 +46,12 @@ B, I = z3.BoolSort(), z3.IntSort()
 SIGNATURE: dict[str, tuple[tuple[Any, ...], Any]] = {
     "fenced": ((Broker,), B), "replica": ((Broker,), B), "isr": ((Broker,), B), "elr": ((Broker,), B),
     "removing": ((Broker,), B), "adding": ((Broker,), B),
-    "has_leader": ((), B), "leader": ((), Broker), "pe": ((), I), "log_start": ((), I)}
+    "has_leader": ((), B), "leader": ((), Broker), "pe": ((), I), "log_start": ((), I),
+    # with controller failovers: the writes not yet committed, oldest first, each as the controller's
+    # state before it (state.Batch); `nun` of them
+    "nun": ((), I)}
+SNAPSHOT = ("fenced", "replica", "isr", "elr", "removing", "adding", "has_leader", "leader", "pe")
+SIGNATURE.update({f"snap_{f}": ((I, *SIGNATURE[f][0]), SIGNATURE[f][1]) for f in SNAPSHOT})
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,7 @@ class RCtx:
     member_fenced_check: bool = True  # KIP-841 (variant fenced-may-join-isr drops it)
     unclean_shutdown_leaves_elr: bool = True  # KAFKA-15586 (variant unclean-restart-keeps-elr)
     reassignments: bool = False  # reassignments > 0
+    failovers: bool = False  # controller_failovers > 0: writes commit later, a failover reverts the rest
 
     @classmethod
     def of(cls, params: Any, rules: Any) -> "RCtx":
@@ -68,7 +74,7 @@ class RCtx:
                    preferred_elections=params.preferred_elections, unclean_elect_leaders=params.unclean_elect_leaders,
                    member_fenced_check=rules.member_fenced_check,
                    unclean_shutdown_leaves_elr=rules.unclean_shutdown_leaves_elr,
-                   reassignments=params.reassignments > 0)
+                   reassignments=params.reassignments > 0, failovers=params.controller_failovers > 0)
 
 
 def fresh(prefix: str) -> State:
@@ -274,6 +280,7 @@ def unfence_broker(s: State, c: RCtx, st: Step, b: Any) -> State:
 
 def controlled_shutdown(s: State, c: RCtx, st: Step, b: Any) -> State:
     """ReplicationControlManager.handleBrokerInControlledShutdown, then fenced (fault_actions.controlled_shutdown)."""
+    st.require(s.nun() == 0)  # taken once the pending writes commit
     t = _broker_change(s, c, st, s.isr(b), b, remove=b)
     return t.with_(fenced=_set(t.fenced, b, z3.BoolVal(True)))
 
@@ -282,6 +289,7 @@ def restart(s: State, c: RCtx, st: Step, b: Any) -> State:
     """ClusterControlManager.registerBroker, fenced, with ReplicationControlManager.handleBrokerUncleanShutdown
     when the broker left no clean-shutdown marker (fault_actions.restart)."""
     st.require(s.fenced(b))
+    st.require(s.nun() == 0)  # answered once the pending writes commit
     clean = st.const("clean")
     if c.elr and c.unclean_shutdown_leaves_elr:
         return _broker_change(s, c, st, z3.And(z3.Not(clean), z3.Or(s.isr(b), s.elr(b))), b, unclean_broker=b)
@@ -321,6 +329,30 @@ def alter_partition_reassignments(s: State, c: RCtx, st: Step) -> State:
     return partition_change(s, c, st, accepted, lambda r: z3.Not(s.fenced(r)), ONLINE, s.isr, target=target)
 
 
+def snapshot(s: State, k: Any) -> State:
+    """The controller's state saved as the k-th uncommitted write's "before" (its log start 0)."""
+    f: dict[str, Callable[..., Any]] = {name: (lambda name: lambda *a: getattr(s, f"snap_{name}")(k, *a))(name)
+                                        for name in SNAPSHOT}
+    return s.with_(**f, log_start=lambda: z3.IntVal(0))
+
+
+def commit_metadata(s: State, c: RCtx, st: Step) -> State:
+    """The quorum commits the oldest pending write (controller_actions.commit_metadata)."""
+    st.require(s.nun() > 0)
+    shifted = {f"snap_{f}": (lambda f: lambda k, *a: getattr(s, f"snap_{f}")(k + 1, *a))(f) for f in SNAPSHOT}
+    return s.with_(**shifted, nun=lambda: s.nun() - 1)
+
+
+def controller_failover(s: State, c: RCtx, st: Step) -> State:
+    """The next controller knows the committed records only: the state before the oldest pending
+    write (controller_actions.controller_failover; the failover budget is a free choice)."""
+    st.require(s.nun() > 0)
+    first = snapshot(s, z3.IntVal(0))
+    keep = first.pe()
+    return first.with_(log_start=lambda: z3.If(s.log_start() <= keep, s.log_start(), keep), nun=lambda: z3.IntVal(0),
+                       **{f"snap_{f}": getattr(s, f"snap_{f}") for f in SNAPSHOT})
+
+
 def other(s: State, c: RCtx, st: Step) -> State:
     """A broker's step, a crash or a lost message: the controller's state is as it was."""
     return s
@@ -336,8 +368,13 @@ ACTIONS: list[tuple[str, Callable[..., State], bool, Callable[[RCtx], bool]]] = 
     ("ElectLeaders(PREFERRED)", elect_leaders(PREFERRED), False, lambda c: c.preferred_elections),
     ("ElectLeaders(UNCLEAN)", elect_leaders(UNCLEAN), False, lambda c: c.unclean_elect_leaders),
     ("AlterPartitionReassignments", alter_partition_reassignments, False, lambda c: c.reassignments),
+    ("CommitMetadata", commit_metadata, False, lambda c: c.failovers),
+    ("ControllerFailover", controller_failover, False, lambda c: c.failovers),
     ("BrokerStep", other, False, lambda c: True),
 ]
+# the controller events whose writes wait for the quorum (controller_actions.settle)
+SETTLED = frozenset({"FenceBroker", "UnfenceBroker", "HandleAlterPartition", "ElectLeaders(PREFERRED)",
+                     "ElectLeaders(UNCLEAN)", "AlterPartitionReassignments"})
 # the model's actions that write no controller state
 BROKER_STEPS = frozenset({"ReplayMetadata", "SendFetch", "HandleFetch", "HandleFetchResponse", "ShrinkIsr",
                           "HandleAlterPartitionResponse", "Produce", "Crash", "LossyCrash", "DropMessage"})
@@ -351,9 +388,26 @@ def transition(c: RCtx, pre: State, name: str) -> Transition:
     st = Step(tag)
     args = (st.const("b", Broker),) if takes else ()
     post = fn(pre, c, st, *args)
+    if c.failovers and name in SETTLED:
+        post = _settle(pre, post, st)
     start = st.const("log_start", I)
-    st.require(z3.And(pre.log_start() <= start, start <= post.pe()))
+    st.require(z3.And(post.log_start() <= start, start <= post.pe()))
     return Transition(name, args, st.guard, post.with_(log_start=lambda: start))
+
+
+def _settle(pre: State, post: State, st: Step) -> State:
+    """A write becomes an uncommitted batch holding the state before it (controller_actions.settle)
+    when the event changed the controller: always where an encoded field changed, and maybe where
+    none did (a broker epoch or a leader epoch moved)."""
+    wrote = st.const("batched")
+    same_all = z3.And(*[same(getattr(post, f), getattr(pre, f)) for f in ("fenced", "replica", "isr", "elr",
+                                                                          "removing", "adding")],
+                      post.has_leader() == pre.has_leader(), post.leader() == pre.leader(), post.pe() == pre.pe())
+    st.require(z3.Or(wrote, same_all))
+    n = pre.nun()
+    saved = {f"snap_{f}": (lambda f: lambda k, *a: z3.If(z3.And(wrote, k == n), getattr(pre, f)(*a),
+                                                          getattr(pre, f"snap_{f}")(k, *a)))(f) for f in SNAPSHOT}
+    return post.with_(**saved, nun=lambda: n + z3.If(wrote, 1, 0))
 
 
 def enabled(c: RCtx) -> list[str]:
@@ -364,7 +418,7 @@ def init(s: State) -> Any:
     """model.initial_state: the first replicas form the ISR, the first of them leads, every
     broker registered and unfenced, partition epoch 0, the log holding it alone."""
     x = _x()
-    return z3.And(s.has_leader(), s.replica(s.leader()), s.pe() == 0, s.log_start() == 0,
+    return z3.And(s.has_leader(), s.replica(s.leader()), s.pe() == 0, s.log_start() == 0, s.nun() == 0,
                   z3.ForAll([x], z3.And(s.isr(x) == s.replica(x), z3.Not(s.elr(x)), z3.Not(s.fenced(x)),
                                         z3.Not(s.removing(x)), z3.Not(s.adding(x)))))
 
@@ -424,6 +478,14 @@ def _no_reassignment(c: RCtx, s: State) -> Any:
     return z3.ForAll([x], z3.And(z3.Not(s.removing(x)), z3.Not(s.adding(x))))
 
 
+def _snapshots(c: RCtx, s: State) -> Any:
+    """Each pending write's "before" satisfies the invariant (it was a state of the controller)."""
+    k = z3.Int("k")
+    view = snapshot(s, k)
+    parts = [formula(n)(c, view) for n in conjuncts(c) if n != "snapshots"]
+    return z3.And(s.nun() >= 0, z3.ForAll([k], z3.Implies(z3.And(0 <= k, k < s.nun()), z3.And(parts))))
+
+
 # name -> (formula, when it is part of `structural` for the configuration, what it says)
 INVARIANTS: dict[str, tuple[Callable[[RCtx, State], Any], Callable[[RCtx], bool], str]] = {
     "isr_in_replicas": (_isr_in_replicas, lambda c: True, "ISR ⊆ replicas"),
@@ -443,6 +505,8 @@ LEMMAS: dict[str, tuple[Callable[[RCtx, State], Any], Callable[[RCtx], bool], st
                                  "the removing and adding replicas are disjoint replicas"),
     "no_reassignment": (_no_reassignment, lambda c: not c.reassignments,
                         "reassignments = 0: no replica is being removed or added"),
+    "snapshots": (_snapshots, lambda c: c.failovers,
+                  "controller failovers: the state saved before each uncommitted write satisfies the rest"),
 }
 
 
