@@ -2,13 +2,16 @@
 uninterpreted sort and the partition's replicas, ISR and ELR predicates over it, in which the
 structural invariants (properties.structural) are proved by induction (replication_any).
 
-What is encoded (spec/proofs.md, "Every cluster size"):
+What is encoded (spec/proofs.md, "The structural invariants for every number of brokers"):
 - the controller's state that the structural invariants read: each broker's registration
-  (fenced), the partition's replicas, ISR, ELR and leader, its partition epoch and the partition
-  epochs the metadata log holds (first to last: the log is consecutive by construction);
+  (fenced), the partition's replicas, ISR, ELR, leader and reassignment (removing and adding
+  replicas), its partition epoch, the partition epochs the metadata log holds (first to last:
+  the log is consecutive by construction) and, with controller failovers, the state before each
+  uncommitted write;
 - the actions that change it, each as controller.py decides: FenceBroker, UnfenceBroker,
-  ControlledShutdown, Restart (its unclean-shutdown handling), HandleAlterPartition, ElectLeaders;
-  every other action leaves it as it is but may forget metadata records (model.state.compact).
+  ControlledShutdown, Restart (its unclean-shutdown handling), HandleAlterPartition, ElectLeaders,
+  AlterPartitionReassignments, CommitMetadata, ControllerFailover; every other action leaves it
+  as it is but may forget metadata records (model.state.compact).
 - min ISR as a cardinality: |S| >= min ISR holds when S contains one of the "min sets", an
   uninterpreted sort whose members are the sets of min ISR brokers (every one has two members or
   more: min ISR >= 2); min ISR 1 is "S is not empty", exactly.
@@ -21,20 +24,18 @@ replication_any checks that on a sample of the model's states before it proves):
   rule (KIP-966) may elect any acceptable replica once ISR and ELR are empty;
 - a record the rules would write may be left out only when it changes no encoded field (it then
   changes a field not encoded: leader epoch, recovery state, LastKnownELR);
-- the budgets (crashes, fencings, epochs) and a broker's liveness and clean-shutdown marker are
-  free choices.
-Not encoded, and refused by replication_any: reassignments and controller failovers.
+- the budgets (crashes, fencings, epochs, failovers) and a broker's liveness and clean-shutdown
+  marker are free choices.
 """
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import z3
 
-# a state as callables, field(args) -> term; a step's arguments, guard and post-state
-from checker.proofs.kraft_param import State, Transition
+# a state as callables, field(args) -> term; a step's choices and guard; its arguments, guard and post-state
+from checker.proofs.kraft_param import State, Step, Transition
 from model.replication.controller import ONLINE, PREFERRED, UNCLEAN
 
 Broker = z3.DeclareSort("RBroker")
@@ -78,29 +79,7 @@ class RCtx:
 
 
 def fresh(prefix: str) -> State:
-    out: dict[str, Callable[..., Any]] = {}
-    for name, (args, res) in SIGNATURE.items():
-        fn = z3.Function(f"{prefix}{name}", *args, res)
-        out[name] = fn
-    return State(out)
-
-
-@dataclass
-class Step:
-    """One action's choices (fresh constants) and the hypotheses that constrain them (its guard)."""
-
-    name: str
-    guard: list[Any] = field(default_factory=list)
-    counter: itertools.count = field(default_factory=itertools.count)
-
-    def const(self, label: str, sort: Any = B) -> Any:
-        return z3.Const(f"{self.name}!{label}{next(self.counter)}", sort)
-
-    def func(self, label: str, *sorts: Any) -> Any:
-        return z3.Function(f"{self.name}!{label}{next(self.counter)}", *sorts)
-
-    def require(self, c: Any) -> None:
-        self.guard.append(c)
+    return State({name: z3.Function(f"{prefix}{name}", *args, res) for name, (args, res) in SIGNATURE.items()})
 
 
 def _x() -> Any:
@@ -385,7 +364,7 @@ def transition(c: RCtx, pre: State, name: str) -> Transition:
     compaction (any prefix but the latest record may be forgotten, model.state.compact)."""
     fn, takes = next((f, t) for n, f, t, _ in ACTIONS if n == name)
     tag = name.replace("(", "_").replace(")", "")
-    st = Step(tag)
+    st = Step(tag, pre)
     args = (st.const("b", Broker),) if takes else ()
     post = fn(pre, c, st, *args)
     if c.failovers and name in SETTLED:
