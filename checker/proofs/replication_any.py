@@ -293,14 +293,22 @@ def render_cti(cti: Counterexample, min1: bool) -> list[str]:
 
 # --- `kcheck prove --model replication --size any` ----------------------------------------------
 
-# the sample's second configuration raises the epoch bounds, which the encoding leaves free, so that
-# the rarer controller steps (elections on request) are taken
-_RAISED = {"max_leader_epoch": 4, "max_partition_epoch": 8}
+# the sample's second configuration raises the epoch bounds and the fault budgets, which the
+# encoding leaves free, so that the rarer controller steps (elections on request; restarts where
+# the run's configuration has no crash) are taken
+_RAISED = {"max_leader_epoch": 4, "max_partition_epoch": 8, "crashes": 1, "fences": 1}
+
+
+def _raised(config: dict[str, Any]) -> dict[str, Any]:
+    """The configuration with _RAISED's floors (a negative budget, unbounded, stays) and no joint
+    fault budget."""
+    out = {k: v if config[k] < 0 else max(v, config[k]) for k, v in _RAISED.items()}
+    return {**config, **out, "max_faults": -1}
 
 
 def encoding_covers(rc: Any, c: R.RCtx, quiet: bool) -> dict[str, Any]:
     """Every transition of a sample of the model's states, in the run's configuration and in it with
-    the epoch bounds raised, is a step of the encoding, and each step the configuration enables is
+    the epoch bounds and fault budgets raised, is a step of the encoding, and each step the configuration enables is
     among them; else nothing is proved (ConfigError)."""
     import sys
 
@@ -312,11 +320,10 @@ def encoding_covers(rc: Any, c: R.RCtx, quiet: bool) -> dict[str, Any]:
               file=sys.stderr, flush=True)
     t0 = time.monotonic()
     config = dict(rc.config)
-    raised = {k: max(v, config[k]) for k, v in _RAISED.items()}
     model = load_config(model="replication", variant=rc.variant,
                         overrides=[f"{k}={str(v).lower()}" for k, v in config.items()]).build()
     wide = load_config(model="replication", variant=rc.variant,
-                       overrides=[f"{k}={str(v).lower()}" for k, v in {**config, **raised}.items()]).build()
+                       overrides=[f"{k}={str(v).lower()}" for k, v in _raised(config).items()]).build()
     report = check_transitions(model, conformance.sample(model, 300)
                                + conformance.walk_sample(model, walks=30, depth=30, seed=3), c)
     more = check_transitions(wide, conformance.walk_sample(wide, walks=40, depth=40, seed=5), c)
