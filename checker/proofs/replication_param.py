@@ -457,6 +457,10 @@ def _no_reassignment(c: RCtx, s: State) -> Any:
     return z3.ForAll([x], z3.And(z3.Not(s.removing(x)), z3.Not(s.adding(x))))
 
 
+def _no_uncommitted(c: RCtx, s: State) -> Any:
+    return s.nun() == 0
+
+
 def _snapshots(c: RCtx, s: State) -> Any:
     """Each pending write's "before" satisfies the invariant (it was a state of the controller)."""
     k = z3.Int("k")
@@ -484,6 +488,8 @@ LEMMAS: dict[str, tuple[Callable[[RCtx, State], Any], Callable[[RCtx], bool], st
                                  "the removing and adding replicas are disjoint replicas"),
     "no_reassignment": (_no_reassignment, lambda c: not c.reassignments,
                         "reassignments = 0: no replica is being removed or added"),
+    "no_uncommitted": (_no_uncommitted, lambda c: not c.failovers,
+                       "controller_failovers = 0: every write commits at once"),
     "snapshots": (_snapshots, lambda c: c.failovers,
                   "controller failovers: the state saved before each uncommitted write satisfies the rest"),
 }
