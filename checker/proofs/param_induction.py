@@ -63,6 +63,19 @@ def _answer(r: Any) -> str:
     return "holds" if r == z3.unsat else "fails" if r == z3.sat else "unknown"
 
 
+def recorder(out: Outcome, progress: Callable[[Check], None] | None) -> Callable[..., str]:
+    """record(what, z3 answer, start time[, answer in words]): a query's Check added to `out` and
+    handed to `progress`; its answer in words."""
+    def record(what: str, r: Any, t0: float, answer: str | None = None) -> str:
+        ch = Check(what, answer or _answer(r), time.monotonic() - t0)
+        out.checks.append(ch)
+        if progress:
+            progress(ch)
+        return ch.answer
+
+    return record
+
+
 def action_names() -> list[str]:
     return [name for name, _, _ in K.ACTIONS]
 
@@ -99,13 +112,7 @@ def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
     pre, _ = K.fresh("s_")
     inv = {x: formula(x)(c, pre) for x in names}
     axiom = K.quorum_axiom()
-
-    def record(what: str, r: Any, t0: float, answer: str | None = None) -> str:
-        ch = Check(what, answer or _answer(r), time.monotonic() - t0)
-        out.checks.append(ch)
-        if progress:
-            progress(ch)
-        return ch.answer
+    record = recorder(out, progress)
 
     defs = definitions(names, pre)
     for x in (x for x in names if x not in proved):

@@ -14,7 +14,7 @@ import z3
 
 from checker.proofs import replication_param as R
 from checker.proofs.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outcome
-from checker.proofs.param_induction import ParamCounterexample as Counterexample, _Query
+from checker.proofs.param_induction import ParamCounterexample as Counterexample, _Query, recorder
 from model.replication.records import NO_LEADER
 
 
@@ -151,10 +151,6 @@ def check_transitions(model: Any, states: list[Any], c: R.RCtx) -> Report:
     return rep
 
 
-def _answer(r: Any) -> str:
-    return "holds" if r == z3.unsat else "fails" if r == z3.sat else "unknown"
-
-
 def prove(c: R.RCtx, timeout_s: float = 60.0, progress: Callable[[Check], None] | None = None) -> Outcome:
     """Init => C, Init & Inv satisfiable, each action enabled in some Inv state, Inv & step => C'."""
     names = R.conjuncts(c)
@@ -163,13 +159,7 @@ def prove(c: R.RCtx, timeout_s: float = 60.0, progress: Callable[[Check], None] 
     pre = R.fresh("s_")
     inv = {x: R.formula(x)(c, pre) for x in names}
     ax = R.axioms(c)
-
-    def record(what: str, r: Any, t0: float, answer: str | None = None) -> str:
-        ch = Check(what, answer or _answer(r), time.monotonic() - t0)
-        out.checks.append(ch)
-        if progress:
-            progress(ch)
-        return ch.answer
+    record = recorder(out, progress)
 
     for x in names:
         q, t0 = _Query(ms), time.monotonic()
