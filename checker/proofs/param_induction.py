@@ -144,7 +144,7 @@ def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
             out.result, out.reason = UNKNOWN, f"{what}: z3 {'sat' if answer == 'fails' else answer}; nothing is proved"
             return out
     unknown: list[str] = []
-    run = witnessed(c, names, ms) if defs else {}
+    run = witnessed(c, names, ms)
     for name in (only if only is not None else action_names()):
         tr = K.transition(c, pre, name)
         label = f"{name}({', '.join(str(a).split('!')[1] for a in tr.args)})"
