@@ -89,18 +89,20 @@ def prove_any(c: K.PCtx, targets: Sequence[str], timeout_s: float = 60.0,
     names = conjuncts(c, list(targets))
     base = [x for x in names if x not in FIRST_EVERY_SIZE]
     if not base or len(base) == len(names):
-        return _prove(c, names, (), timeout_s, progress, only)
-    first = _prove(c, base, (), timeout_s, progress, only)
+        return _prove(c, names, (), timeout_s, progress, only, {})
+    runs: dict[K.PCtx, list[Any]] = {}  # the witness run, taken once for both layers
+    first = _prove(c, base, (), timeout_s, progress, only, runs)
     if first.result != PROVED:
         return first
-    second = _prove(c, names, base, timeout_s, progress, only)
+    second = _prove(c, names, base, timeout_s, progress, only, runs)
     second.checks[:0] = first.checks
     second.never_enabled = sorted(set(first.never_enabled) | set(second.never_enabled))
     return second
 
 
 def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
-           progress: Callable[[Check], None] | None, only: Sequence[str] | None) -> Outcome:
+           progress: Callable[[Check], None] | None, only: Sequence[str] | None,
+           runs: dict[K.PCtx, list[Any]]) -> Outcome:
     """Init => C, Inv & step => C' for the conjuncts not in `proved` (already shown inductive by
     themselves: hypotheses here), Init & Inv satisfiable and each action enabled for all of them."""
     # With fetch_responses in Inv, HandleFetchResponse appends the response's log as it is
@@ -144,7 +146,7 @@ def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
             out.result, out.reason = UNKNOWN, f"{what}: z3 {'sat' if answer == 'fails' else answer}; nothing is proved"
             return out
     unknown: list[str] = []
-    run = witnessed(c, names, ms)
+    run = witnessed(c, names, ms, runs)
     for name in (only if only is not None else action_names()):
         tr = K.transition(c, pre, name)
         label = f"{name}({', '.join(str(a).split('!')[1] for a in tr.args)})"
@@ -213,20 +215,33 @@ class RunStep:
     args: tuple[Any, ...]
 
 
-def witnessed(c: K.PCtx, names: list[str], ms: int) -> dict[str, list[RunStep]]:
+def witnessed(c: K.PCtx, names: list[str], ms: int,
+              runs: dict[K.PCtx, list[Any]] | None = None) -> dict[str, list[RunStep]]:
     """The actions taken in some Inv state of param_witness's run (Z3 finds a model of Inv, Q
-    written out, and the action's guard in the state before it), with those steps."""
+    written out, and the action's guard in the state before it), with those steps; `runs` keeps
+    the run for the next caller with the same c (one proof's two layers)."""
+    runs = {} if runs is None else runs
+    if c not in runs:
+        runs[c] = _run(c)
+    found: dict[str, list[RunStep]] = {}
+    for name, label, s, facts, guard, args in runs[c]:
+        if _Query(ms).check(K.quorum_axiom(), *facts, guard, *(formula(x)(c, s) for x in names)) == z3.sat:
+            found.setdefault(name, []).append(RunStep(label, s, facts, args))
+    return found
+
+
+def _run(c: K.PCtx) -> list[tuple[str, str, K.State, list[Any], Any, tuple[Any, ...]]]:
+    """param_witness's run for c, each step with its state (taking it is some 13 s)."""
     from checker.proofs.param_witness import RunBlocked, run_states
 
-    found: dict[str, list[RunStep]] = {}
+    steps = []
     try:
-        for name, label, s, facts, guard, args in run_states(c):
-            written_out(s)
-            if _Query(ms).check(K.quorum_axiom(), *facts, guard, *(formula(x)(c, s) for x in names)) == z3.sat:
-                found.setdefault(name, []).append(RunStep(label, s, facts, args))
+        for step in run_states(c):
+            written_out(step[2])
+            steps.append(step)
     except RunBlocked:  # the variant leaves the run's plan: the actions after it are asked of Z3 as before
         pass
-    return found
+    return steps
 
 
 def run_cti(c: K.PCtx, names: list[str], x: str, name: str, steps: list[RunStep],
