@@ -48,7 +48,7 @@ def _eq(term: Any, value: Any) -> Any:
     if not isinstance(value, z3.AstRef):
         key = (type(value), value)
         if key not in _VALUES:
-            _VALUES[key] = z3.BoolVal(value) if isinstance(value, bool) else z3.IntVal(value)
+            _VALUES[key] = z3.BoolVal(value) if isinstance(value, bool) else z3.IntVal(int(value))
         value = _VALUES[key]
     return z3.BoolRef(z3.Z3_mk_eq(term.ctx_ref(), term.as_ast(), value.as_ast()), term.ctx)
 
