@@ -46,6 +46,14 @@ class BuildExt(build_ext):
         if not self.parallel:  # one compiler per core, also when pip gives no options
             self.parallel = os.cpu_count() or 1
 
+    def build_extensions(self) -> None:
+        # No debug info in the compiled modules: half the compiler's time and an eighth of the object
+        # size (the Python defaults' -g), and nothing a user of the checker reads.
+        if self.compiler.compiler_type == "unix":
+            for ext in self.extensions:
+                ext.extra_compile_args = [*ext.extra_compile_args, "-g0"]
+        super().build_extensions()
+
     def run(self) -> None:
         super().run()
         tables: dict[Path, dict[str, str]] = {}
