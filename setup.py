@@ -2,6 +2,7 @@
 everything runs as pure Python, with the same results.
 
 - `checker._fpset`: the visited set's fingerprint table (checker/_fpset.c).
+- `model._replace`: the states' `_replace` in C (model/_replace.c, taken by model/tuples.py).
 - The models and the checker's search loops, compiled by Cython from their unchanged Python
   sources. Next to each compiled module goes `_compiled_sources.json`, the SHA-256 of the source
   it was built from; model/compiled.py takes a compiled module only while its source still has
@@ -38,6 +39,13 @@ def _cython_extensions() -> list[Extension]:
                      compiler_directives={"language_level": 3, "annotation_typing": False, "binding": True})
 
 
+def _c_helpers() -> list[Extension]:
+    """The models' C helpers, built with the compiled models (model/tuples.py falls back to Python)."""
+    if os.environ.get("KCHECK_PURE_PYTHON"):
+        return []
+    return [Extension("model._replace", ["model/_replace.c"], optional=True)]
+
+
 class BuildExt(build_ext):
     """build_ext that records, next to each compiled module, the digest of the source it came from."""
 
@@ -67,6 +75,7 @@ class BuildExt(build_ext):
 
 
 setup(
-    ext_modules=[Extension("checker._fpset", ["checker/_fpset.c"], optional=True)] + _cython_extensions(),
+    ext_modules=[Extension("checker._fpset", ["checker/_fpset.c"], optional=True)] + _cython_extensions()
+    + _c_helpers(),
     cmdclass={"build_ext": BuildExt},
 )

@@ -79,10 +79,13 @@ def install() -> None:
 
 
 def in_use() -> list[str]:
-    """The kcheck modules imported so far that run compiled."""
+    """The kcheck modules imported so far that run compiled from their `.py` (not the C helpers
+    with no Python source: checker._fpset, model._replace)."""
     return sorted(name for name, module in list(sys.modules.items())
-                  if name.startswith(PACKAGES) and _is_extension(module) and not name.endswith("._fpset"))
+                  if name.startswith(PACKAGES) and _is_compiled_source(module))
 
 
-def _is_extension(module: Any) -> bool:
-    return isinstance(getattr(getattr(module, "__spec__", None), "loader", None), importlib.machinery.ExtensionFileLoader)
+def _is_compiled_source(module: Any) -> bool:
+    spec = getattr(module, "__spec__", None)
+    return (isinstance(getattr(spec, "loader", None), importlib.machinery.ExtensionFileLoader)
+            and source_file(spec) is not None)

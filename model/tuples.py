@@ -1,12 +1,30 @@
 """States are NamedTuples rebuilt on every transition: a `_replace` that builds the tuple directly,
-shared by both models (the stock one goes through `_make(map(kwds.pop, ...))`, about 1.7x slower)."""
+shared by both models (the stock one goes through `_make(map(kwds.pop, ...))`, about 1.7x slower).
+
+Where the install built model/_replace.c, `_replace` is that C version (a method descriptor that
+copies the tuple and sets the named fields): a Python function made by exec runs in the
+interpreter even in a compiled model, at some 300 to 500 ns a call. Both make the same tuples;
+`KCHECK_PURE_PYTHON=1` takes the Python one, as it takes every module's `.py`."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from model import compiled
+
+try:
+    from model._replace import Replace  # type: ignore[import-not-found]
+except ImportError:  # built without a C compiler, or run from a checkout that was never built
+    Replace = None
+
 
 def fast_replace(cls: Any) -> Any:
     """Give a NamedTuple a keyword-only `_replace` (an unknown field is a TypeError, as before)."""
+    cls._replace = Replace(cls) if Replace is not None and not compiled.pure() else python_replace(cls)
+    return cls
+
+
+def python_replace(cls: Any) -> Callable[..., Any]:
+    """The `_replace` of a NamedTuple `cls` as a Python function that builds the tuple directly."""
     fields = cls._fields
     params = ", ".join(f"{f}=_KEEP" for f in fields)
     items = ", ".join(f"(self[{i}] if {f} is _KEEP else {f})" for i, f in enumerate(fields))
@@ -14,5 +32,4 @@ def fast_replace(cls: Any) -> Any:
     exec(f"def _replace(self, *, {params}):\n    return _new(_cls, ({items},))", namespace)  # noqa: S102
     replace: Callable[..., Any] = namespace["_replace"]
     replace.__doc__ = f"Return a new {cls.__name__} with the given fields replaced."
-    cls._replace = replace
-    return cls
+    return replace

@@ -113,3 +113,77 @@ def test_source_of_a_compiled_module_is_its_python() -> None:
     from checker.gate.mutation.imports import source_of
 
     assert source_of("model.replication.controller") == (ROOT / "model/replication/controller.py").read_text()
+
+
+# --- model/_replace.c: the states' `_replace` in C -------------------------------------------------
+
+def _replaced_classes() -> list[type]:
+    from model.kraft import state as kraft_state
+    from model.replication import state as replication_state
+
+    return [replication_state.Broker, replication_state.Controller, replication_state.History,
+            replication_state.State, kraft_state.Node, kraft_state.History, kraft_state.KraftState]
+
+
+def test_the_install_built_the_c_replace() -> None:
+    """Where the models are compiled, their states' `_replace` is the C one (a fifth of a compiled
+    replication search went into the Python one)."""
+    if compiled.pure():
+        pytest.skip("KCHECK_PURE_PYTHON is set")
+    from model._replace import Replace  # noqa: F401  (an install with a C compiler builds it)
+
+    assert all(type(cls.__dict__["_replace"]).__name__ == "Replace" for cls in _replaced_classes())
+
+
+def _reachable(model: str, preset: str, limit: int) -> list[Any]:
+    from checker.config import load_config
+    from checker.proofs.conformance import sample
+
+    return sample(load_config(model=model, preset=preset).build(), limit)
+
+
+def test_c_replace_makes_what_the_python_one_makes() -> None:
+    """On the parts of reachable states, every field replaced in turn, and two at once: the same
+    type and items; the same TypeError for an unknown field or a positional value (and the C one's
+    for another type)."""
+    Replace = pytest.importorskip("model._replace").Replace
+    from model.tuples import python_replace
+
+    states = _reachable("replication", "one-crash", 300) + _reachable("kraft", "smoke", 300)
+    for cls in _replaced_classes():
+        c, py = Replace(cls), python_replace(cls)
+        parts = [x for s in states for x in (s, *s) if type(x) is cls]
+        parts += [x for s in states for v in s if isinstance(v, tuple) for x in v if type(x) is cls]
+        assert parts, cls
+        for x in parts[:: max(1, len(parts) // 40)]:
+            other = parts[-1]
+            for i, f in enumerate(cls._fields):
+                g = cls._fields[(i + 1) % len(cls._fields)]
+                for kw in ({}, {f: other[i]}, {f: other[i], g: ("changed",)}):
+                    got, want = c(x, **kw), py(x, **kw)
+                    assert type(got) is type(want) is cls and tuple(got) == tuple(want) and hash(got) == hash(want)
+        x = parts[0]
+        for call in (lambda r: r(x, no_such_field=1), lambda r: r(x, x[0])):
+            with pytest.raises(TypeError):
+                call(py)
+            with pytest.raises(TypeError):
+                call(c)
+        with pytest.raises(TypeError):  # the Python one reads any sequence
+            c(tuple(x))
+        assert x._replace(**{cls._fields[0]: x[0]}) == x  # bound, through the class attribute
+
+
+def test_c_replace_keeps_reference_counts() -> None:
+    """No reference leaked or lost: the old items, the new values and the copies made."""
+    Replace = pytest.importorskip("model._replace").Replace
+    from model.replication.state import Broker
+
+    b = _reachable("replication", "smoke", 1)[0].brokers[0]
+    replace, value = Replace(Broker), ("a value only this test holds",)
+    before = (sys.getrefcount(b.log), sys.getrefcount(value), sys.getrefcount(b))
+    for _ in range(1000):
+        t = replace(b, hw=value)
+        del t
+        with pytest.raises(TypeError):
+            replace(b, hw=value, no_such_field=value)
+    assert (sys.getrefcount(b.log), sys.getrefcount(value), sys.getrefcount(b)) == before
