@@ -2,7 +2,7 @@
 everything runs as pure Python, with the same results.
 
 - `checker._fpset`: the visited set's fingerprint table (checker/_fpset.c).
-- `model._replace`: the states' `_replace` in C (model/_replace.c, taken by model/tuples.py).
+- `model._tuples`: the states' `_replace` and field lookup in C (model/_tuples.c, taken by model/tuples.py).
 - The models and the checker's search loops, compiled by Cython from their unchanged Python
   sources. Next to each compiled module goes `_compiled_sources.json`, the SHA-256 of the source
   it was built from; model/compiled.py takes a compiled module only while its source still has
@@ -43,7 +43,7 @@ def _c_helpers() -> list[Extension]:
     """The models' C helpers, built with the compiled models (model/tuples.py falls back to Python)."""
     if os.environ.get("KCHECK_PURE_PYTHON"):
         return []
-    return [Extension("model._replace", ["model/_replace.c"], optional=True)]
+    return [Extension("model._tuples", ["model/_tuples.c"], optional=True)]
 
 
 class BuildExt(build_ext):

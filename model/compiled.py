@@ -80,7 +80,7 @@ def install() -> None:
 
 def in_use() -> list[str]:
     """The kcheck modules imported so far that run compiled from their `.py` (not the C helpers
-    with no Python source: checker._fpset, model._replace)."""
+    with no Python source: checker._fpset, model._tuples)."""
     return sorted(name for name, module in list(sys.modules.items())
                   if name.startswith(PACKAGES) and _is_compiled_source(module))
 

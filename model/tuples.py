@@ -1,10 +1,12 @@
 """States are NamedTuples rebuilt on every transition: a `_replace` that builds the tuple directly,
 shared by both models (the stock one goes through `_make(map(kwds.pop, ...))`, about 1.7x slower).
 
-Where the install built model/_replace.c, `_replace` is that C version (a method descriptor that
+Where the install built model/_tuples.c, `_replace` is its C version (a method descriptor that
 copies the tuple and sets the named fields): a Python function made by exec runs in the
-interpreter even in a compiled model, at some 300 to 500 ns a call. Both make the same tuples;
-`KCHECK_PURE_PYTHON=1` takes the Python one, as it takes every module's `.py`."""
+interpreter even in a compiled model, at some 300 to 500 ns a call. And the class's fields are
+read by its C attribute lookup (`fast_fields`: a field found by its name's identity, any other
+name by the generic lookup). Both make and read the same tuples; `KCHECK_PURE_PYTHON=1` takes
+the Python ones, as it takes every module's `.py`."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -12,14 +14,24 @@ from typing import Any, Callable
 from model import compiled
 
 try:
-    from model._replace import Replace  # type: ignore[import-not-found]
+    from model._tuples import Replace, fast_fields as _fast_fields  # type: ignore[import-not-found]
 except ImportError:  # built without a C compiler, or run from a checkout that was never built
-    Replace = None
+    Replace = _fast_fields = None
 
 
 def fast_replace(cls: Any) -> Any:
     """Give a NamedTuple a keyword-only `_replace` (an unknown field is a TypeError, as before)."""
-    cls._replace = Replace(cls) if Replace is not None and not compiled.pure() else python_replace(cls)
+    if Replace is None or compiled.pure():
+        cls._replace = python_replace(cls)
+        return cls
+    cls._replace = Replace(cls)
+    return _fast_fields(cls)
+
+
+def fast_fields(cls: Any) -> Any:
+    """Read a NamedTuple's fields by the C lookup, where it was built (see above)."""
+    if _fast_fields is not None and not compiled.pure():
+        _fast_fields(cls)
     return cls
 
 

@@ -115,7 +115,7 @@ def test_source_of_a_compiled_module_is_its_python() -> None:
     assert source_of("model.replication.controller") == (ROOT / "model/replication/controller.py").read_text()
 
 
-# --- model/_replace.c: the states' `_replace` in C -------------------------------------------------
+# --- model/_tuples.c: the states' `_replace` and field lookup in C ----------------------------------
 
 def _replaced_classes() -> list[type]:
     from model.kraft import state as kraft_state
@@ -125,14 +125,15 @@ def _replaced_classes() -> list[type]:
             replication_state.State, kraft_state.Node, kraft_state.History, kraft_state.KraftState]
 
 
-def test_the_install_built_the_c_replace() -> None:
-    """Where the models are compiled, their states' `_replace` is the C one (a fifth of a compiled
-    replication search went into the Python one)."""
+def test_the_install_built_the_c_tuples() -> None:
+    """Where the models are compiled, their states' `_replace` and field lookup are the C ones (a
+    fifth of a compiled replication search went into the Python `_replace`)."""
     if compiled.pure():
         pytest.skip("KCHECK_PURE_PYTHON is set")
-    from model._replace import Replace  # noqa: F401  (an install with a C compiler builds it)
+    from model._tuples import has_fast_fields  # an install with a C compiler builds it
 
     assert all(type(cls.__dict__["_replace"]).__name__ == "Replace" for cls in _replaced_classes())
+    assert all(has_fast_fields(cls) for cls in _replaced_classes())
 
 
 def _reachable(model: str, preset: str, limit: int) -> list[Any]:
@@ -146,7 +147,7 @@ def test_c_replace_makes_what_the_python_one_makes() -> None:
     """On the parts of reachable states, every field replaced in turn, and two at once: the same
     type and items; the same TypeError for an unknown field or a positional value (and the C one's
     for another type)."""
-    Replace = pytest.importorskip("model._replace").Replace
+    Replace = pytest.importorskip("model._tuples").Replace
     from model.tuples import python_replace
 
     states = _reachable("replication", "one-crash", 300) + _reachable("kraft", "smoke", 300)
@@ -175,7 +176,7 @@ def test_c_replace_makes_what_the_python_one_makes() -> None:
 
 def test_c_replace_keeps_reference_counts() -> None:
     """No reference leaked or lost: the old items, the new values and the copies made."""
-    Replace = pytest.importorskip("model._replace").Replace
+    Replace = pytest.importorskip("model._tuples").Replace
     from model.replication.state import Broker
 
     b = _reachable("replication", "smoke", 1)[0].brokers[0]
@@ -187,3 +188,41 @@ def test_c_replace_keeps_reference_counts() -> None:
         with pytest.raises(TypeError):
             replace(b, hw=value, no_such_field=value)
     assert (sys.getrefcount(b.log), sys.getrefcount(value), sys.getrefcount(b)) == before
+
+
+def test_c_field_lookup_reads_what_the_generic_one_reads() -> None:
+    """Every field of the states' parts, by the C lookup and by the generic one (`object.__getattribute__`
+    takes the field's descriptor); properties, methods, a name equal to a field's but not the same
+    object, an unknown name, and a subclass keep the generic lookup's answers."""
+    tuples = pytest.importorskip("model._tuples")
+    from typing import NamedTuple
+
+    states = _reachable("replication", "one-crash", 200) + _reachable("kraft", "smoke", 200)
+    for cls in _replaced_classes():
+        tuples.fast_fields(cls)
+        assert tuples.has_fast_fields(cls)
+        parts = [x for s in states for x in (s, *s) if type(x) is cls]
+        parts += [x for s in states for v in s if isinstance(v, tuple) for x in v if type(x) is cls]
+        for x in parts[:: max(1, len(parts) // 20)]:
+            for i, f in enumerate(cls._fields):
+                assert getattr(x, f) is x[i] is object.__getattribute__(x, f)
+                assert getattr(x, "".join(list(f))) is x[i]  # an equal name, not the interned one
+            assert x._asdict() == dict(zip(cls._fields, x)) and x.count(x[0]) >= 1
+            with pytest.raises(AttributeError):
+                x.no_such_field
+    b = states[0].brokers[0]
+    assert (b.leo, b.maximal_isr) == (len(b.log), b.isr if not b.pending else b.maximal_isr)
+
+    class Point(NamedTuple):
+        x: int
+        y: int
+
+    class Labelled(tuples.fast_fields(Point)):
+        @property
+        def label(self) -> str:
+            return f"{self.x},{self.y}"
+
+    assert tuples.has_fast_fields(Point) and not tuples.has_fast_fields(Labelled)
+    assert Point(1, 2).y == 2 and Labelled(3, 4).y == 4 and Labelled(3, 4).label == "3,4"
+    with pytest.raises(TypeError):
+        tuples.fast_fields(int)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from model.kraft.rules import LEADER, NO_ID, UNATTACHED, VOTERS_BASE, members
-from model.tuples import fast_replace
+from model.tuples import fast_fields, fast_replace
 
 # Log entry kinds: the LeaderChange control record a new leader appends, and a client record.
 LEADER_CHANGE, DATA = 0, 1
@@ -80,6 +80,7 @@ MESSAGE_NAMES = (
 REQUESTS = (VOTE_REQUEST, BQE_REQUEST, FETCH_REQUEST)
 
 
+@fast_fields
 class VoteRequest(NamedTuple):
     """VoteRequestData from a Prospective (pre_vote) or Candidate to a voter."""
 
@@ -93,6 +94,7 @@ class VoteRequest(NamedTuple):
     pre_vote: bool
 
 
+@fast_fields
 class VoteResponse(NamedTuple):
     """VoteResponseData: the voter's epoch and leader, an error code, voteGranted."""
 
@@ -105,6 +107,7 @@ class VoteResponse(NamedTuple):
     granted: bool
 
 
+@fast_fields
 class BeginQuorumEpochRequest(NamedTuple):
     """BeginQuorumEpochRequestData from the leader (src) of `epoch` to a voter."""
 
@@ -115,6 +118,7 @@ class BeginQuorumEpochRequest(NamedTuple):
     epoch: int
 
 
+@fast_fields
 class BeginQuorumEpochResponse(NamedTuple):
     """BeginQuorumEpochResponseData. Only error responses are modelled: a NONE response only
     acknowledges (LeaderState.addAcknowledgementFrom), which nothing in the model reads."""
@@ -127,6 +131,7 @@ class BeginQuorumEpochResponse(NamedTuple):
     error: int
 
 
+@fast_fields
 class FetchRequest(NamedTuple):
     """FetchRequestData from a follower (src) to its leader (dst)."""
 
@@ -140,6 +145,7 @@ class FetchRequest(NamedTuple):
     observer: bool  # the sender's replica key is not a voter's (new directory id)
 
 
+@fast_fields
 class FetchResponse(NamedTuple):
     """FetchResponseData: current leader and epoch, error, divergingEpoch, records, HW."""
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from model.tuples import fast_fields
+
 NO_LEADER = -1
 
 
+@fast_fields
 class PartitionRegistration(NamedTuple):
     """The controller's partition record (metadata PartitionRegistration)."""
 
@@ -25,6 +28,7 @@ class PartitionRegistration(NamedTuple):
     adding: tuple[int, ...] = ()
 
 
+@fast_fields
 class BrokerRegistration(NamedTuple):
     """The controller's view of one broker (ClusterControlManager / BrokerRegistration)."""
 
@@ -33,6 +37,7 @@ class BrokerRegistration(NamedTuple):
     in_controlled_shutdown: bool = False
 
 
+@fast_fields
 class LogEntry(NamedTuple):
     """One record of a partition log: the leader epoch it was written in and its value."""
 

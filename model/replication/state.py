@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from model.replication.records import BrokerRegistration, LogEntry, PartitionRegistration
-from model.tuples import fast_replace
+from model.tuples import fast_fields, fast_replace
 
 UNKNOWN = -1  # an offset or epoch the holder does not know
 
 
+@fast_fields
 class FollowerState(NamedTuple):
     """The leader's view of one follower, from its last Fetch (Replica.ReplicaState)."""
 
@@ -58,6 +59,7 @@ class Broker(NamedTuple):
         return len(self.log)
 
 
+@fast_fields
 class Batch(NamedTuple):
     """One controller write the quorum has not committed yet (QuorumController's records of one
     event, appended atomically): what it changed from, and the answers that wait for its commit."""
@@ -99,6 +101,7 @@ class Controller(NamedTuple):
         return self.log[partition_epoch - self.log[0].partition_epoch]
 
 
+@fast_fields
 class FetchRequest(NamedTuple):
     """Follower -> leader Fetch (FetchRequest v12+, with broker epoch as in KIP-903)."""
 
@@ -110,6 +113,7 @@ class FetchRequest(NamedTuple):
     last_fetched_epoch: int
 
 
+@fast_fields
 class FetchResponse(NamedTuple):
     """Leader -> follower. `error` is an index into FETCH_ERRORS; records only on NONE."""
 
@@ -129,6 +133,7 @@ FETCH_ERRORS = ("NONE", "NOT_LEADER_OR_FOLLOWER", "FENCED_LEADER_EPOCH", "UNKNOW
 F_NONE, F_NOT_LEADER, F_FENCED, F_UNKNOWN, F_DIVERGING, F_OUT_OF_RANGE = range(len(FETCH_ERRORS))
 
 
+@fast_fields
 class IsrMember(NamedTuple):
     """One member of a proposed ISR (AlterPartitionRequest's BrokerState, KIP-903)."""
 
@@ -136,6 +141,7 @@ class IsrMember(NamedTuple):
     broker_epoch: int  # as the leader saw it in the member's last Fetch
 
 
+@fast_fields
 class AlterPartitionRequest(NamedTuple):
     """Leader -> controller AlterPartition (KIP-497, per-member broker epochs from KIP-903)."""
 
@@ -147,6 +153,7 @@ class AlterPartitionRequest(NamedTuple):
     recovering: bool
 
 
+@fast_fields
 class AlterPartitionResponse(NamedTuple):
     """Controller -> leader. `error` is an index into AP_ERRORS; `registration` on NONE."""
 
@@ -168,6 +175,7 @@ AP_ERRORS = (
 )
 
 
+@fast_fields
 class Pending(NamedTuple):
     """A produce request (acks=all) waiting in purgatory for the HW to pass its record."""
 

@@ -1,17 +1,23 @@
-/* model._replace: a NamedTuple's `_replace` in C (model/tuples.py's `fast_replace` takes it when
- * it is built and the process is not asked for pure Python).
+/* model._tuples: C helpers for the models' NamedTuple states (model/tuples.py takes them when they
+ * are built and the process is not asked for pure Python). Both make and read the same tuples as
+ * the Python they replace: the same type, the same items, so the same hashes and comparisons.
  *
- * Every transition of both models rebuilds a few states with `_replace`; the Python version,
- * made by exec, runs in the interpreter even when the models are compiled, and costs some
- * 300 to 500 ns a call there, a tenth of a compiled search. This one copies the tuple and sets
- * the named fields: the same type, the same items, so the same hashes and comparisons.
+ * Replace(cls): a NamedTuple's `_replace`. Every transition of both models rebuilds a few states
+ * with `_replace`; the Python version, made by exec, runs in the interpreter even when the models
+ * are compiled, and cost some 300 to 500 ns a call there, a fifth of a compiled search. It is a
+ * method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR): `x._replace(f=v)` calls it with `x` first and
+ * the keyword names in `kwnames`, without making a bound method.
  *
- * Replace(cls) is a method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR): `x._replace(f=v)` calls it
- * with `x` first and the keyword names in `kwnames`, without making a bound method.
+ * fast_fields(cls): reading a field (`broker.hw`) goes through the generic attribute lookup (the
+ * type's method cache, then the field's descriptor), a quarter of a compiled search. fast_fields
+ * gives `cls` a tp_getattro that finds a field's index by the identity of its interned name among
+ * `cls._fields` and returns the item; any other name (a property, a method, a name equal to a
+ * field's but not the same object) takes the generic lookup, as before.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     PyObject_HEAD
@@ -146,7 +152,7 @@ replace_descr_get(PyObject *self, PyObject *obj, PyObject *type)
 
 static PyTypeObject ReplaceType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "model._replace.Replace",
+    .tp_name = "model._tuples.Replace",
     .tp_doc = "Return a new instance of the NamedTuple with the given fields replaced (keyword only).",
     .tp_basicsize = sizeof(Replace),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
@@ -159,15 +165,113 @@ static PyTypeObject ReplaceType = {
     .tp_descr_get = replace_descr_get,
 };
 
+/* ---- fast_fields --------------------------------------------------------------------------- */
+
+/* The registered classes, by the address of their type: open addressing, never removed. */
+#define SLOTS 256
+#define FIELDS_MAX (SLOTS / 2)
+
+static struct {
+    PyTypeObject *type;
+    PyObject *fields;
+} registry[SLOTS];
+static int registered;
+
+static inline size_t
+slot_of(PyTypeObject *tp)
+{
+    return ((uintptr_t)tp >> 6) & (SLOTS - 1);
+}
+
+static PyObject *
+fields_getattro(PyObject *obj, PyObject *name)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    for (size_t at = slot_of(tp); registry[at].type != NULL; at = (at + 1) & (SLOTS - 1)) {
+        if (registry[at].type != tp)
+            continue;
+        PyObject *fields = registry[at].fields;
+        Py_ssize_t n = PyTuple_GET_SIZE(fields);
+        if (n <= PyTuple_GET_SIZE(obj)) {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                if (PyTuple_GET_ITEM(fields, i) == name) {
+                    PyObject *item = PyTuple_GET_ITEM(obj, i);
+                    Py_INCREF(item);
+                    return item;
+                }
+            }
+        }
+        break;
+    }
+    return PyObject_GenericGetAttr(obj, name);
+}
+
+static PyObject *
+fast_fields(PyObject *module, PyObject *cls)
+{
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "fast_fields() needs a tuple subclass");
+        return NULL;
+    }
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    if (tp->tp_getattro != PyObject_GenericGetAttr && tp->tp_getattro != fields_getattro) {
+        PyErr_Format(PyExc_TypeError, "fast_fields(): %s has its own attribute lookup", tp->tp_name);
+        return NULL;
+    }
+    PyObject *fields = PyObject_GetAttrString(cls, "_fields");
+    if (fields == NULL)
+        return NULL;
+    if (!PyTuple_Check(fields)) {
+        Py_DECREF(fields);
+        PyErr_SetString(PyExc_TypeError, "fast_fields() needs a NamedTuple: _fields is not a tuple");
+        return NULL;
+    }
+    size_t at = slot_of(tp);
+    for (; registry[at].type != NULL; at = (at + 1) & (SLOTS - 1)) {
+        if (registry[at].type == tp) { /* again: the fields it was given first stay */
+            Py_DECREF(fields);
+            Py_INCREF(cls);
+            return cls;
+        }
+    }
+    if (registered == FIELDS_MAX) {
+        Py_DECREF(fields);
+        Py_INCREF(cls);
+        return cls; /* full: this one keeps the generic lookup */
+    }
+    Py_INCREF(cls); /* held for the life of the process, as its getattro points here */
+    registry[at].type = tp;
+    registry[at].fields = fields;
+    registered++;
+    tp->tp_getattro = fields_getattro;
+    PyType_Modified(tp);
+    Py_INCREF(cls);
+    return cls;
+}
+
+static PyObject *
+has_fast_fields(PyObject *module, PyObject *cls)
+{
+    return PyBool_FromLong(PyType_Check(cls) && ((PyTypeObject *)cls)->tp_getattro == fields_getattro);
+}
+
+static PyMethodDef methods[] = {
+    {"has_fast_fields", has_fast_fields, METH_O, "Whether the class reads its fields by fast_fields' lookup."},
+    {"fast_fields", fast_fields, METH_O,
+     "Give a NamedTuple class a C attribute lookup for its fields (the generic one for any other name); returns the class."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     .m_base = PyModuleDef_HEAD_INIT,
-    .m_name = "model._replace",
-    .m_doc = "NamedTuple `_replace` in C (model/tuples.py).",
+    .m_name = "model._tuples",
+    .m_doc = "C helpers for the models' NamedTuples (model/tuples.py).",
     .m_size = -1,
+    .m_methods = methods,
 };
 
 PyMODINIT_FUNC
-PyInit__replace(void)
+PyInit__tuples(void)
 {
     if (PyType_Ready(&ReplaceType) < 0)
         return NULL;
