@@ -11,6 +11,7 @@ No handler runs while the main thread waits in C code (a Z3 query, for minutes):
 has a helper thread, woken by the signal itself, call the library's own cancel meanwhile."""
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -102,17 +103,25 @@ def quiet_unraisable() -> Callable[[], None]:
     """Until the returned function is called, the stop's own exception, when a handler raised it
     inside a callback (Z3's error handler is a ctypes callback, called when the helper cancels a
     Z3 call), is not reported as "Exception ignored" with a traceback: it is pending, and `check()`
-    raises it again. Any other unraisable exception goes to the hook there was."""
+    raises it again. Nor, while a stop is pending, an AttributeError from a `__del__`: the
+    finalizer of an object whose `__init__` the stop's raise cut short (a Z3 expression without
+    its `ctx`). Any other unraisable exception goes to the hook there was. The returned function
+    first collects garbage while a stop is pending, so that such objects in reference cycles (the
+    interrupted frames) are finalized here, not at exit under the hook there was."""
     previous = sys.unraisablehook
 
     def hook(info: "sys.UnraisableHookArgs") -> None:
-        if _pending is not None and info.exc_type is not None and issubclass(info.exc_type, _pending):
+        if _pending is not None and info.exc_type is not None and (
+                issubclass(info.exc_type, _pending)
+                or (issubclass(info.exc_type, AttributeError) and getattr(info.object, "__name__", "") == "__del__")):
             return
         previous(info)
 
     sys.unraisablehook = hook
 
     def restore() -> None:
+        if _pending is not None:
+            gc.collect()
         sys.unraisablehook = previous
 
     return restore

@@ -41,3 +41,40 @@ def test_the_stop_lost_in_a_callback_is_not_reported_and_is_raised_at_the_next_c
     RaisesWhenFreed(KeyboardInterrupt, via_stop=False)  # after restore, no stop pending: reported
     gc.collect()
     assert reported == [ValueError, KeyboardInterrupt]
+
+
+class CutShort:
+    """An object whose __init__ a stop's raise cut short, in a reference cycle, whose finalizer
+    reads the attribute __init__ never set (as Z3's expressions do)."""
+
+    def __init__(self) -> None:
+        self.me = self
+        stop.request(KeyboardInterrupt)
+        self.ctx = "never set"
+
+    def __del__(self) -> None:
+        self.ctx.upper()
+
+
+def test_a_half_built_object_finalized_after_a_stop_is_not_reported(monkeypatch):
+    reported: list[type[BaseException]] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: reported.append(info.exc_type))
+    stop.clear()
+    gc.disable()  # the cycle is collected by the restore, not by chance before it
+    restore = stop.quiet_unraisable()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            CutShort()
+    finally:
+        restore()
+        stop.clear()
+        gc.enable()
+    assert reported == []
+    # without a stop pending, the same finalizer's error is reported as before
+    restore = stop.quiet_unraisable()
+    try:
+        c = CutShort.__new__(CutShort)
+        del c
+    finally:
+        restore()
+    assert reported == [AttributeError]
