@@ -26,6 +26,25 @@ typedef struct {
     PyObject *fields; /* tuple of str: cls._fields */
 } Replace;
 
+/* cls._fields (a new reference), or NULL with a TypeError where cls is no NamedTuple class. */
+static PyObject *
+fields_of(PyObject *cls, const char *who)
+{
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)) {
+        PyErr_Format(PyExc_TypeError, "%s needs a tuple subclass", who);
+        return NULL;
+    }
+    PyObject *fields = PyObject_GetAttrString(cls, "_fields");
+    if (fields == NULL)
+        return NULL;
+    if (!PyTuple_Check(fields)) {
+        Py_DECREF(fields);
+        PyErr_Format(PyExc_TypeError, "%s needs a NamedTuple: _fields is not a tuple", who);
+        return NULL;
+    }
+    return fields;
+}
+
 static PyObject *
 replace_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -90,20 +109,11 @@ static PyObject *
 replace_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     PyObject *cls;
-    if (!PyArg_ParseTuple(args, "O!:Replace", &PyType_Type, &cls))
+    if (!PyArg_ParseTuple(args, "O:Replace", &cls))
         return NULL;
-    if (!PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "Replace() needs a tuple subclass");
-        return NULL;
-    }
-    PyObject *fields = PyObject_GetAttrString(cls, "_fields");
+    PyObject *fields = fields_of(cls, "Replace()");
     if (fields == NULL)
         return NULL;
-    if (!PyTuple_Check(fields)) {
-        Py_DECREF(fields);
-        PyErr_SetString(PyExc_TypeError, "Replace() needs a NamedTuple: _fields is not a tuple");
-        return NULL;
-    }
     Replace *self = (Replace *)type->tp_alloc(type, 0);
     if (self == NULL) {
         Py_DECREF(fields);
@@ -209,21 +219,13 @@ fields_getattro(PyObject *obj, PyObject *name)
 static PyObject *
 fast_fields(PyObject *module, PyObject *cls)
 {
-    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)) {
-        PyErr_SetString(PyExc_TypeError, "fast_fields() needs a tuple subclass");
-        return NULL;
-    }
-    PyTypeObject *tp = (PyTypeObject *)cls;
-    if (tp->tp_getattro != PyObject_GenericGetAttr && tp->tp_getattro != fields_getattro) {
-        PyErr_Format(PyExc_TypeError, "fast_fields(): %s has its own attribute lookup", tp->tp_name);
-        return NULL;
-    }
-    PyObject *fields = PyObject_GetAttrString(cls, "_fields");
+    PyObject *fields = fields_of(cls, "fast_fields()");
     if (fields == NULL)
         return NULL;
-    if (!PyTuple_Check(fields)) {
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    if (tp->tp_getattro != PyObject_GenericGetAttr && tp->tp_getattro != fields_getattro) {
         Py_DECREF(fields);
-        PyErr_SetString(PyExc_TypeError, "fast_fields() needs a NamedTuple: _fields is not a tuple");
+        PyErr_Format(PyExc_TypeError, "fast_fields(): %s has its own attribute lookup", tp->tp_name);
         return NULL;
     }
     size_t at = slot_of(tp);
