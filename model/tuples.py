@@ -19,20 +19,20 @@ except ImportError:  # built without a C compiler, or run from a checkout that w
     Replace = _fast_fields = None
 
 
+def _in_c() -> bool:
+    return Replace is not None and not compiled.pure()
+
+
 def fast_replace(cls: Any) -> Any:
-    """Give a NamedTuple a keyword-only `_replace` (an unknown field is a TypeError, as before)."""
-    if Replace is None or compiled.pure():
-        cls._replace = python_replace(cls)
-        return cls
-    cls._replace = Replace(cls)
-    return _fast_fields(cls)
+    """Give a NamedTuple a keyword-only `_replace` (an unknown field is a TypeError, as before),
+    and its fields' C lookup (`fast_fields`)."""
+    cls._replace = Replace(cls) if _in_c() else python_replace(cls)
+    return fast_fields(cls)
 
 
 def fast_fields(cls: Any) -> Any:
     """Read a NamedTuple's fields by the C lookup, where it was built (see above)."""
-    if _fast_fields is not None and not compiled.pure():
-        _fast_fields(cls)
-    return cls
+    return _fast_fields(cls) if _in_c() else cls
 
 
 def python_replace(cls: Any) -> Callable[..., Any]:
