@@ -29,6 +29,7 @@ def test_kafka_proves_election_safety_for_every_size_with_every_action_enabled()
     assert o.never_enabled == []
     enabled = [ch for ch in o.checks if " enabled in some Inv state" in ch.what]
     assert len(enabled) == len(action_names()) and all(ch.answer == "enabled" for ch in enabled)
+    assert [ch.answer for ch in o.checks if ch.what == "Init & Inv satisfiable"] == ["satisfiable"]
 
 
 @pytest.mark.parametrize("variant,action", [

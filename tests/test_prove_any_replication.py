@@ -36,6 +36,7 @@ def test_kafka_structural_is_proved_for_every_size_with_every_action_enabled(ctx
     assert not set(absent) & set(o.conjuncts)
     steps = [ch.what for ch in o.checks if ch.answer == "enabled"]
     assert len(steps) == len(R.enabled(ctx)) and len(R.enabled(ctx)) >= 7
+    assert [ch.answer for ch in o.checks if ch.what == "Init & Inv satisfiable"] == ["satisfiable"]
 
 
 def test_the_fenced_may_join_isr_variant_fails_with_a_cti():

@@ -66,7 +66,8 @@ class Check:
     """One query: what it checks, its answer and its time."""
 
     what: str
-    answer: str  # "holds" | "fails" | "unknown"; for enabledness "enabled" | "never enabled" | "unknown"
+    answer: str  # "holds" | "fails" | "unknown"; for enabledness "enabled" | "never enabled" | "unknown";
+    # for Init & Inv "satisfiable" | "unsatisfiable" | "unknown"
     seconds: float
 
 
@@ -156,6 +157,11 @@ def _answer(r: Any) -> str:
     return "holds" if r == z3.unsat else "fails" if r == z3.sat else "unknown"
 
 
+def sat_answer(r: Any) -> str:
+    """The words for a query that asks for a state (non-vacuity), where sat is the good answer."""
+    return "satisfiable" if r == z3.sat else "unsatisfiable" if r == z3.unsat else "unknown"
+
+
 def _enabled(inv_qf: Any, guard: Any, timeout_ms: int) -> str:
     """Is the action enabled in some state of the quantifier-free part of Inv? (a sat query:
     quantifiers would make it hard; an action enabled nowhere would be proved preserving
@@ -189,9 +195,9 @@ def _prove(ctx: Ctx, enc: Any, out: Outcome, timeout_s: float, symmetric: bool,
     inv = {n: formula(n)(ctx, pre) for n in names}
     inv_all = z3.And(list(inv.values()))
 
-    def record(what: str, r: Any, t0: float) -> str:
+    def record(what: str, r: Any, t0: float, answer: Callable[[Any], str] = _answer) -> str:
         stop.check()  # a query cancelled by a stop is not "unknown"
-        c = Check(what, _answer(r), time.monotonic() - t0)
+        c = Check(what, answer(r), time.monotonic() - t0)
         out.checks.append(c)
         if progress:
             progress(c)
@@ -213,7 +219,7 @@ def _prove(ctx: Ctx, enc: Any, out: Outcome, timeout_s: float, symmetric: bool,
     # 2. non-vacuity: Init & Inv satisfiable
     s = _solver(ms)
     t0 = time.monotonic()
-    if record("Init & Inv satisfiable", s.check(enc.init(ctx, pre), inv_all), t0) != "fails":
+    if record("Init & Inv satisfiable", s.check(enc.init(ctx, pre), inv_all), t0, sat_answer) != "satisfiable":
         out.result, out.reason = VACUOUS, "Init & Inv is unsatisfiable (or unknown): nothing would be proved"
         return out
     # 3. consecution, per action and conjunct

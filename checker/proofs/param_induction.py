@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 import z3
 
 from checker.proofs import kraft_param as K
-from checker.proofs.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outcome
+from checker.proofs.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outcome, sat_answer
 from checker.proofs.kraft_param_inv import (LC_LEMMAS, assumed, conjuncts, definitions, formula, initial_witness,
                                             written_out)
 from model.kraft.rules import ERROR_NAMES, ROLE_NAMES
@@ -135,7 +135,7 @@ def _prove(c: K.PCtx, names: list[str], proved: Sequence[str], timeout_s: float,
     r = _Query(ms).check(axiom, *initial_witness(c, names))
     if r != z3.sat:
         r = s.check(axiom, *defs, K.init(pre), *inv.values())
-    if record("Init & Inv satisfiable", r, t0) != "fails":
+    if record("Init & Inv satisfiable", r, t0, sat_answer(r)) != "satisfiable":
         out.result, out.reason = VACUOUS, "Init & Inv is unsatisfiable (or unknown): nothing would be proved"
         return out
     if c.append_as_response:

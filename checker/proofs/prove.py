@@ -82,10 +82,11 @@ def _provable_lemmas(model: str) -> list[str]:
 # (the model's `disabled_actions`), or a proof would be of another model.
 _UNENCODED = {"replication": ("ElectLeaders", "AlterPartitionReassignments"),
               "kraft": ("AddVoter", "RemoveVoter", "SendObserverFetch")}
-_SWITCH_OFF = {"ElectLeaders": "--set preferred_elections=false (and unclean_elect_leaders false)",
-               "AlterPartitionReassignments": "--set reassignments=0",
-               "AddVoter": "--set voter_changes=0", "RemoveVoter": "--set voter_changes=0",
-               "SendObserverFetch": "--set voter_changes=0 --set spares=0"}
+_SWITCH_OFF = {  # action -> the settings that disable it
+    "ElectLeaders": ("preferred_elections=false", "unclean_elect_leaders=false"),
+    "AlterPartitionReassignments": ("reassignments=0",),
+    "AddVoter": ("voter_changes=0",), "RemoveVoter": ("voter_changes=0",),
+    "SendObserverFetch": ("voter_changes=0", "spares=0")}
 
 
 def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
@@ -116,7 +117,7 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
     off = dict(getattr(model, "disabled_actions", dict)())
     missing = [k for k in _UNENCODED.get(rc.model, ()) if k not in off]
     if missing:
-        how = "; ".join(dict.fromkeys(_SWITCH_OFF[k] for k in missing))
+        how = " ".join(f"--set {kv}" for kv in dict.fromkeys(kv for k in missing for kv in _SWITCH_OFF[k]))
         raise ConfigError(f"the {rc.model} encoding has no {', '.join(missing)}, which this configuration enables; "
                           f"switch it off with {how} (spec/proofs.md, \"What is encoded\")")
     if getattr(model.params, "replication_factor", None) not in (None, model.params.n):

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import z3
 
 from checker.proofs import replication_param as R
-from checker.proofs.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outcome
+from checker.proofs.induction import CTI, PROVED, UNKNOWN, VACUOUS, Check, Outcome, sat_answer
 from checker.proofs.param_induction import ParamCounterexample as Counterexample, _Query, recorder
 from model.replication.records import NO_LEADER
 
@@ -173,7 +173,8 @@ def prove(c: R.RCtx, timeout_s: float = 60.0, progress: Callable[[Check], None] 
             out.result, out.reason = UNKNOWN, f"Init => {x}: z3 unknown"
             return out
     t0 = time.monotonic()
-    if record("Init & Inv satisfiable", _Query(ms).check(*ax, R.init(pre), *inv.values()), t0) != "fails":
+    r = _Query(ms).check(*ax, R.init(pre), *inv.values())
+    if record("Init & Inv satisfiable", r, t0, sat_answer(r)) != "satisfiable":
         out.result, out.reason = VACUOUS, "Init & Inv is unsatisfiable (or unknown): nothing would be proved"
         return out
     unknown: list[str] = []
