@@ -9,6 +9,7 @@ from typing import Any, Callable
 import z3
 
 from checker.proofs import kraft_param as K
+from checker.proofs.term import conjunction, eq_value
 from model.kraft.rules import GRANTED, NO_ID, REJECTED, last_epoch, majority
 from model.kraft.state import MESSAGE_NAMES
 
@@ -42,46 +43,26 @@ def world(n: int) -> tuple[list[Any], list[Any], Any]:
     return nodes, qs, z3.And(facts)
 
 
-def _eq(term: Any, value: Any) -> Any:
-    """term == value, made by Z3's C API: z3py's `==` (its casts and sort checks) was most of the
-    check's time, at some 250 equalities a state."""
-    if not isinstance(value, z3.AstRef):
-        key = (type(value), value)
-        if key not in _VALUES:
-            _VALUES[key] = z3.BoolVal(value) if isinstance(value, bool) else z3.IntVal(int(value))
-        value = _VALUES[key]
-    return z3.BoolRef(z3.Z3_mk_eq(term.ctx_ref(), term.as_ast(), value.as_ast()), term.ctx)
-
-
-_VALUES: dict[tuple[type, Any], Any] = {}  # the Z3 value of each Python bool and int, made once
-
-
-def _conjunction(fs: list[Any]) -> Any:
-    """z3.And(fs) made by the C API, without z3py's cast of each of them."""
-    ctx = fs[0].ctx
-    return z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(fs), (z3.Ast * len(fs))(*(f.as_ast() for f in fs))), ctx)
-
-
 def matches(s: K.State, py: Any, u: list[Any]) -> list[Any]:
     """The encoded fields of `s` equal those of the Python state `py` (ghosts left free), as a list
     of equalities and facts."""
     out = []
     for k, nd in enumerate(py.nodes):
         i = u[k]
-        out += [_eq(s.role(i), nd.role), _eq(s.epoch(i), nd.epoch), _eq(s.has_leader(i), nd.leader != NO_ID),
-                _eq(s.has_voted(i), nd.voted != NO_ID), _eq(s.persisted(i), nd.vote_persisted),
-                _eq(s.observer(i), nd.observer), _eq(s.lle(i), last_epoch(nd.log)), _eq(s.fetched(i), nd.fetched),
-                _eq(s.len(i), len(nd.log))]
-        out += [_eq(s.log(i, k), entry[0]) for k, entry in enumerate(nd.log)]
+        out += [eq_value(s.role(i), nd.role), eq_value(s.epoch(i), nd.epoch), eq_value(s.has_leader(i), nd.leader != NO_ID),
+                eq_value(s.has_voted(i), nd.voted != NO_ID), eq_value(s.persisted(i), nd.vote_persisted),
+                eq_value(s.observer(i), nd.observer), eq_value(s.lle(i), last_epoch(nd.log)), eq_value(s.fetched(i), nd.fetched),
+                eq_value(s.len(i), len(nd.log))]
+        out += [eq_value(s.log(i, k), entry[0]) for k, entry in enumerate(nd.log)]
         if nd.leader != NO_ID:
-            out.append(_eq(s.leader(i), u[nd.leader]))
+            out.append(eq_value(s.leader(i), u[nd.leader]))
         if nd.voted != NO_ID:
-            out.append(_eq(s.voted(i), u[nd.voted]))
+            out.append(eq_value(s.voted(i), u[nd.voted]))
         for j, end in enumerate(nd.end_offsets):  # a leader's (LeaderState), else ()
-            out.append(_eq(s.eo(i, u[j]), end))
+            out.append(eq_value(s.eo(i, u[j]), end))
         for j in range(len(py.nodes)):
-            out.append(_eq(s.granted(i, u[j]), bool(nd.votes) and nd.votes[j] == GRANTED))
-            out.append(_eq(s.rejected(i, u[j]), bool(nd.votes) and nd.votes[j] == REJECTED))
+            out.append(eq_value(s.granted(i, u[j]), bool(nd.votes) and nd.votes[j] == GRANTED))
+            out.append(eq_value(s.rejected(i, u[j]), bool(nd.votes) and nd.votes[j] == REJECTED))
     committed = py.history.committed
     out += [z3.And(s.committed(off, ep), s.cce(off, ep) == ce) for off, ep, _, ce in committed]
     k, x = z3.Int("k"), z3.Int("x")
@@ -92,7 +73,7 @@ def matches(s: K.State, py: Any, u: list[Any]) -> list[Any]:
         for a in range(len(py.nodes)):
             for b in range(len(py.nodes)):
                 m = held.get((kind, a, b))
-                out.append(_eq(s.msg(kind, "present")(u[a], u[b]), m is not None))
+                out.append(eq_value(s.msg(kind, "present")(u[a], u[b]), m is not None))
                 if m is None:
                     continue
                 for f in fields:
@@ -100,25 +81,25 @@ def matches(s: K.State, py: Any, u: list[Any]) -> list[Any]:
                     if f in ("rstart", "rlen", "agree"):  # the records' place in the leader's log: ghosts
                         continue
                     if kind == "vreq" and f in ("lle", "leo"):
-                        out.append(_eq(term, m.last_epoch if f == "lle" else m.last_offset))
+                        out.append(eq_value(term, m.last_epoch if f == "lle" else m.last_offset))
                         continue
                     if f == "fo":
-                        out.append(_eq(term, m.fetch_offset))
+                        out.append(eq_value(term, m.fetch_offset))
                     elif f == "lfe":
-                        out.append(_eq(term, m.last_fetched_epoch))
+                        out.append(eq_value(term, m.last_fetched_epoch))
                     elif f == "div":
-                        out.append(_eq(term, m.diverging_epoch >= 0))
+                        out.append(eq_value(term, m.diverging_epoch >= 0))
                         if m.diverging_epoch < 0 and m.error == 0:
                             out += _records(s, u[a], u[b], m.records)
                     elif f == "has_leader":
-                        out.append(_eq(term, m.leader != NO_ID))
+                        out.append(eq_value(term, m.leader != NO_ID))
                     elif f == "leader":
                         if m.leader != NO_ID:
-                            out.append(_eq(term, u[m.leader]))
+                            out.append(eq_value(term, u[m.leader]))
                     elif f == "pre":
-                        out.append(_eq(term, m.pre_vote))
+                        out.append(eq_value(term, m.pre_vote))
                     else:
-                        out.append(_eq(term, getattr(m, f)))
+                        out.append(eq_value(term, getattr(m, f)))
     return out
 
 
@@ -126,7 +107,7 @@ def _records(s: K.State, a: Any, b: Any, records: tuple) -> list[Any]:
     """The response's records are its ghost log from rstart to rlen."""
     start, rlog = s.msg("fresp", "rstart")(a, b), s.msg("fresp", "rlog")
     return [s.msg("fresp", "rlen")(a, b) == start + len(records)] + [
-        _eq(rlog(a, b, start + k), entry[0]) for k, entry in enumerate(records)]
+        eq_value(rlog(a, b, start + k), entry[0]) for k, entry in enumerate(records)]
 
 
 def _name(a: Any) -> tuple[str, tuple[int, ...]]:
@@ -176,7 +157,7 @@ def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
             if solver is None:
                 solver = z3.Solver()
                 solver.set("timeout", 20_000)
-                solver.add(facts, _conjunction(matches(pre, s, u)))
+                solver.add(facts, conjunction(matches(pre, s, u)))
             if name in K.UNCHANGED:
                 step = matches(pre, t, u)
             else:
@@ -186,7 +167,7 @@ def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
                 tr = steps[name]
                 step = [*(x == u[k] for x, k in zip(tr.args, ids)), *tr.guard, *matches(tr.post, t, u)]
             solver.push()
-            solver.add(_conjunction(step))
+            solver.add(conjunction(step))
             ok = solver.check()
             solver.pop()
             if ok != z3.sat:

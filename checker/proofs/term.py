@@ -142,3 +142,23 @@ def val(x: Any) -> Any:
     if isinstance(x, bool):
         return z3.BoolVal(x)
     return z3.IntVal(x)
+
+
+def eq_value(term: Any, value: Any) -> Any:
+    """term == value (a Python bool or int, or a term of its sort), made by Z3's C API: z3py's `==`
+    (its casts and sort checks) was most of an encoding check's time, at some 250 equalities a state."""
+    if not isinstance(value, z3.AstRef):
+        key = (type(value), value)
+        if key not in _VALUES:
+            _VALUES[key] = z3.BoolVal(value) if isinstance(value, bool) else z3.IntVal(int(value))
+        value = _VALUES[key]
+    return z3.BoolRef(z3.Z3_mk_eq(term.ctx_ref(), term.as_ast(), value.as_ast()), term.ctx)
+
+
+_VALUES: dict[tuple[type, Any], Any] = {}  # the Z3 value of each Python bool and int, made once
+
+
+def conjunction(fs: list[Any]) -> Any:
+    """z3.And(fs) made by the C API, without z3py's cast of each of them."""
+    ctx = fs[0].ctx
+    return z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(fs), (z3.Ast * len(fs))(*(f.as_ast() for f in fs))), ctx)
