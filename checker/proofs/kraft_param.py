@@ -140,6 +140,23 @@ class State:
     def with_(self, **changes: Callable[..., Any]) -> "State":
         return State({**self.f, **{k.replace("__", "."): v for k, v in changes.items()}})
 
+    def memoized(self) -> "State":
+        """This state with each field's terms built once per argument list: an action's successor is
+        a large If-tree, and building its terms over a world's nodes, not solving, took most of an
+        encoding check (both models' every-size checks ask the same few states again and again)."""
+        def remember(fn: Callable[..., Any]) -> Callable[..., Any]:
+            built: dict[tuple[Any, ...], Any] = {}
+
+            def term(*args: Any) -> Any:
+                key = tuple(x.get_id() if isinstance(x, z3.AstRef) else x for x in args)
+                if key not in built:  # the arguments are kept with the term, so their ids are not reused
+                    built[key] = (args, fn(*args))
+                return built[key][1]
+
+            return term
+
+        return State({k: remember(fn) for k, fn in self.f.items()})
+
 
 def fresh(prefix: str) -> tuple[State, dict[str, Any]]:
     """A state of uninterpreted functions named prefix + name, and the functions themselves."""

@@ -117,28 +117,11 @@ def _name(a: Any) -> tuple[str, tuple[int, ...]]:
     return kind, tuple(x for x in a if isinstance(x, int))
 
 
-def _memo(s: K.State) -> K.State:
-    """`s` with each field's terms built once per argument list: an action's successor is a large
-    If-tree, and building its terms over a world's nodes, not solving, took most of a check."""
-    def remember(fn: Callable[..., Any]) -> Callable[..., Any]:
-        built: dict[tuple[Any, ...], Any] = {}
-
-        def term(*args: Any) -> Any:
-            key = tuple(x.get_id() if isinstance(x, z3.AstRef) else x for x in args)
-            if key not in built:  # the arguments are kept with the term, so their ids are not reused
-                built[key] = (args, fn(*args))
-            return built[key][1]
-
-        return term
-
-    return K.State({k: remember(fn) for k, fn in s.f.items()})
-
-
 def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
     """Each (s, a, t) the model takes from the states is a step of the encoding."""
     rep = Report()
     pre, _ = K.fresh("p_")
-    pre = _memo(pre)
+    pre = pre.memoized()
     worlds: dict[int, tuple[list[Any], list[Any], Any]] = {}  # one per size, so the memos' arguments recur
     steps: dict[str, K.Transition] = {}
     for s in dict.fromkeys(states):  # a state the sample holds twice has its transitions checked once
@@ -163,7 +146,7 @@ def check_transitions(model: Any, states: list[Any], c: K.PCtx) -> Report:
             else:
                 if name not in steps:
                     built = K.transition(c, pre, name)
-                    steps[name] = K.Transition(built.name, built.args, built.guard, _memo(built.post))
+                    steps[name] = K.Transition(built.name, built.args, built.guard, built.post.memoized())
                 tr = steps[name]
                 step = [*(x == u[k] for x, k in zip(tr.args, ids)), *tr.guard, *matches(tr.post, t, u)]
             solver.push()

@@ -46,57 +46,24 @@ def world(n: int, min_isr: int) -> tuple[list[Any], Any]:
     return u, z3.And(facts)
 
 
-def matches(s: R.State, py: Any, u: list[Any], terms: "Terms | None" = None) -> Any:
+def matches(s: R.State, py: Any, u: list[Any]) -> Any:
     """The encoded fields of `s` equal the controller's in the Python state `py`."""
-    terms = terms or Terms(u)
     c = py.controller
-    log_start, nun = terms.counts(s)
-    out = [eq_value(log_start, c.log[0].partition_epoch), eq_value(nun, len(c.uncommitted)),
-           *_registrations(terms.of(s, None), c.brokers, c.partition, u)]
+    out = [eq_value(s.log_start(), c.log[0].partition_epoch), eq_value(s.nun(), len(c.uncommitted)),
+           *_registrations(s, c.brokers, c.partition, u)]
     for k, batch in enumerate(c.uncommitted):
-        out += _registrations(terms.of(s, k), batch.brokers, batch.partition, u)
+        out += _registrations(R.snapshot(s, z3.IntVal(k)), batch.brokers, batch.partition, u)
     return conjunction(out)
 
 
-class Terms:
-    """The encoded fields of a symbolic state (or of its k-th snapshot) as Z3 terms, made once: a
-    sample asks the same few states (the proof's pre-state, each action's post-state) hundreds of
-    times, and z3py's function application was most of the check's time."""
-
-    def __init__(self, u: list[Any]) -> None:
-        self.u = u
-        self._memo: dict[tuple[int, Any], Any] = {}
-        self._keep: list[Any] = []  # the states memoized by id, kept alive so no id is reused
-
-    def counts(self, s: R.State) -> tuple[Any, Any]:
-        key = (id(s), "counts")
-        if key not in self._memo:
-            self._keep.append(s)
-            self._memo[key] = (s.log_start(), s.nun())
-        return self._memo[key]
-
-    def of(self, s: R.State, k: int | None) -> tuple[Any, Any, Any, list[tuple[Any, ...]]]:
-        """(partition epoch, has a leader, leader, per broker: fenced, replica, isr, elr, removing, adding)."""
-        key = (id(s), k)
-        if key not in self._memo:
-            self._keep.append(s)
-            r = s if k is None else R.snapshot(s, z3.IntVal(k))
-            self._memo[key] = (r.pe(), r.has_leader(), r.leader(),
-                               [(r.fenced(b), r.replica(b), r.isr(b), r.elr(b), r.removing(b), r.adding(b))
-                                for b in self.u])
-        return self._memo[key]
-
-
-def _registrations(terms: tuple[Any, Any, Any, list[tuple[Any, ...]]], brokers: tuple[Any, ...], reg: Any,
-                   u: list[Any]) -> list[Any]:
-    pe, has_leader, leader, per_broker = terms
-    out = [eq_value(pe, reg.partition_epoch), eq_value(has_leader, reg.leader != NO_LEADER)]
+def _registrations(s: R.State, brokers: tuple[Any, ...], reg: Any, u: list[Any]) -> list[Any]:
+    out = [eq_value(s.pe(), reg.partition_epoch), eq_value(s.has_leader(), reg.leader != NO_LEADER)]
     if reg.leader != NO_LEADER:
-        out.append(eq_value(leader, u[reg.leader]))
+        out.append(eq_value(s.leader(), u[reg.leader]))
     for b, r in enumerate(brokers):
-        fenced, replica, isr, elr, removing, adding = per_broker[b]
-        out += [eq_value(fenced, r.fenced), eq_value(replica, b in reg.replicas), eq_value(isr, b in reg.isr),
-                eq_value(elr, b in reg.elr), eq_value(removing, b in reg.removing), eq_value(adding, b in reg.adding)]
+        out += [eq_value(s.fenced(u[b]), r.fenced), eq_value(s.replica(u[b]), b in reg.replicas),
+                eq_value(s.isr(u[b]), b in reg.isr), eq_value(s.elr(u[b]), b in reg.elr),
+                eq_value(s.removing(u[b]), b in reg.removing), eq_value(s.adding(u[b]), b in reg.adding)]
     return out
 
 
@@ -141,18 +108,17 @@ def _name(a: Any) -> tuple[str, tuple[int, ...]]:
 def check_transitions(model: Any, states: list[Any], c: R.RCtx) -> Report:
     """Each (s, a, t) the model takes from the states is a step of the encoding."""
     rep = Report()
-    pre = R.fresh("p_")
+    pre = R.fresh("p_").memoized()  # the same few states are matched again and again: terms made once
     done: set[Any] = set()  # the controller steps checked: most transitions repeat one (the data plane differs)
-    worlds: dict[int, tuple[list[Any], Any, Terms]] = {}
+    worlds: dict[int, tuple[list[Any], Any]] = {}
     steps: dict[str, R.Transition] = {}
     names = {n for n, _, _, _ in R.ACTIONS}
     m = model.params.min_isr
     for s in states:
         n = len(s.brokers)
         if n not in worlds:
-            u, facts = world(n, m)
-            worlds[n] = (u, facts, Terms(u))
-        u, facts, terms = worlds[n]
+            worlds[n] = world(n, m)
+        u, facts = worlds[n]
         for a in model.actions(s):
             t = model.next_state(s, a)
             if t is None:
@@ -175,12 +141,13 @@ def check_transitions(model: Any, states: list[Any], c: R.RCtx) -> Report:
             done.add(key)
             rep.solved += 1
             if name not in steps:
-                steps[name] = R.transition(c, pre, name)
+                built = R.transition(c, pre, name)
+                steps[name] = R.Transition(built.name, built.args, built.guard, built.post.memoized())
             tr = steps[name]
             solver = z3.Solver()
             solver.set("timeout", 20_000)
             binds = [x == u[k] for x, k in zip(tr.args, ids)]
-            solver.add(facts, *binds, matches(pre, s, u, terms), *tr.guard, matches(tr.post, t, u, terms))
+            solver.add(facts, *binds, matches(pre, s, u), *tr.guard, matches(tr.post, t, u))
             ok = solver.check()  # asserted, not assumed: Z3 checks assumptions more slowly
             if ok != z3.sat:
                 rep.failures.append(f"{a!r} from {s.controller!r}: {ok}")
