@@ -2,42 +2,92 @@
 
 Messages can be delivered in any order (reordering, arbitrary delay), dropped (loss) and held
 by a cut link (partition). Helpers here are pure: they take and return a KraftState.
+
+The set is keyed: RequestManager keeps one outstanding request per destination, so at most one
+request of an RPC, or its response, is in flight per (requester, responder) pair, and that pair's
+*slot* (rpc, requester, responder) holds it. The actions reach the network only through the
+functions below, and these only through the four slot functions `at`, `put`, `update` and
+`count`. The proofs run the actions on a symbolic network that answers those four with terms over
+a slot array (checker/proofs/derive.py), so no action iterates over the messages itself.
 """
 from __future__ import annotations
 
+from typing import Callable, Iterable
+
 from model.kraft.state import REQUESTS, KraftState, Message, rpc_of
+
+Slot = tuple[int, int, int]  # (rpc: its request kind, requester, responder)
+
+
+def slot_of(m: Message) -> Slot:
+    """The slot a message occupies: a request's own pair, a response's request's."""
+    if m.kind in REQUESTS:
+        return m.kind, m.src, m.dst
+    return m.kind - 1, m.dst, m.src
+
+
+# --- the slot functions ---------------------------------------------------------------------------
+
+
+def at(s: KraftState, rpc: int, requester: int, responder: int) -> Message | None:
+    """The request or response in the slot, or None."""
+    for m in s.network:
+        if slot_of(m) == (rpc, requester, responder):
+            return m
+    return None
+
+
+def put(s: KraftState, rpc: int, requester: int, responder: int, m: Message | None) -> KraftState:
+    """The slot now holds `m` (None: empty). The tuple stays sorted, hence canonical."""
+    key = (rpc, requester, responder)
+    network = [x for x in s.network if slot_of(x) != key]
+    if m is not None:
+        network.append(m)
+    return s._replace(network=tuple(sorted(network)))
+
+
+def update(s: KraftState, slots: Iterable[Slot], change: Callable[[Message], Message | None]) -> KraftState:
+    """Each message in one of the slots becomes change(message) (None: it leaves the network)."""
+    keys = set(slots)
+    network = []
+    changed = False
+    for m in s.network:
+        new = change(m) if slot_of(m) in keys else m
+        changed = changed or new is not m
+        if new is not None:
+            network.append(new)
+    return s._replace(network=tuple(sorted(network))) if changed else s
+
+
+def count(s: KraftState) -> int:
+    """Messages in flight."""
+    return len(s.network)
+
+
+# --- what the actions use ------------------------------------------------------------------------
 
 
 def in_flight(s: KraftState, kind: int, requester: int, responder: int) -> bool:
     """Is a request of this RPC from `requester` to `responder`, or its response, in flight?
     (RequestManager keeps one outstanding request per destination.)"""
-    rpc = rpc_of(kind)
-    for m in s.network:
-        if rpc_of(m.kind) == rpc:
-            if m.kind == rpc and m.src == requester and m.dst == responder:
-                return True
-            if m.kind != rpc and m.src == responder and m.dst == requester:
-                return True
-    return False
+    return at(s, rpc_of(kind), requester, responder) is not None
 
 
 def send(s: KraftState, m: Message) -> KraftState:
-    """Put a message in flight (the set stays sorted, hence canonical)."""
-    return s._replace(network=tuple(sorted(s.network + (m,))))
+    """Put a message in flight (its slot is empty: the senders check in_flight first)."""
+    return put(s, *slot_of(m), m)
 
 
 def remove(s: KraftState, m: Message) -> KraftState:
     """Take a delivered or lost message out of flight."""
-    network = list(s.network)
-    network.remove(m)
-    return s._replace(network=tuple(network))
+    return put(s, *slot_of(m), None)
 
 
 def find(s: KraftState, kind: int, src: int, dst: int) -> Message | None:
-    for m in s.network:
-        if m.kind == kind and m.src == src and m.dst == dst:
-            return m
-    return None
+    """The message of this kind from src to dst, if one is in flight."""
+    rpc = rpc_of(kind)
+    m = at(s, rpc, src, dst) if kind == rpc else at(s, rpc, dst, src)
+    return m if m is not None and m.kind == kind else None
 
 
 def reset_connections(s: KraftState, node: int, keep_stale: bool = True) -> KraftState:
@@ -47,26 +97,26 @@ def reset_connections(s: KraftState, node: int, keep_stale: bool = True) -> Kraf
     the receiver happen) but marked not live, so no response comes back. With keep_stale off
     (config stale_requests = false) those requests are lost instead: one particular message
     loss, a subset of the behaviours, that keeps the space small."""
-    network = []
-    changed = False
-    for m in s.network:
-        if m.kind in REQUESTS and m.src == node and m.live:
-            if keep_stale:
-                network.append(m._replace(live=False))
-            changed = True
-        elif m.kind not in REQUESTS and m.dst == node:
-            changed = True
-        else:
-            network.append(m)
-    if not changed:
-        return s
-    return s._replace(network=tuple(sorted(network)))
+
+    def reset(m: Message) -> Message | None:
+        if m.kind not in REQUESTS:
+            return None  # a response to node
+        if not m.live:
+            return m
+        return m._replace(live=False) if keep_stale else None
+
+    return update(s, _slots(s, node, requester=True), reset)
 
 
 def drop_addressed_to(s: KraftState, node: int) -> KraftState:
     """A restarted process has new connections: requests in flight to it are lost."""
-    network = tuple(m for m in s.network if not (m.kind in REQUESTS and m.dst == node))
-    return s._replace(network=network) if len(network) != len(s.network) else s
+    return update(s, _slots(s, node, requester=False), lambda m: None if m.kind in REQUESTS else m)
+
+
+def _slots(s: KraftState, node: int, requester: bool) -> list[Slot]:
+    """The slots of every RPC between `node` and each other node, `node` the requester or the responder."""
+    others = [j for j in range(len(s.nodes)) if j != node]
+    return [(rpc, node, j) if requester else (rpc, j, node) for rpc in REQUESTS for j in others]
 
 
 def link_cut(s: KraftState, a: int, b: int) -> bool:

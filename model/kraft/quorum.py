@@ -9,7 +9,7 @@ which the model keeps as the node's epoch/leader/voted fields themselves.
 """
 from __future__ import annotations
 
-from model.kraft import requests, rules
+from model.kraft import network, requests, rules
 from model.kraft.context import Context, election, is_voter, set_node, voters_of
 from model.kraft.network import drop_addressed_to, reset_connections
 from model.kraft.rules import (
@@ -47,7 +47,7 @@ def poll_sends(s: KraftState, c: Context, i: int) -> KraftState:
     for j in range(c.p.n):
         if j != i:
             t = send_one(t, unbounded, i, j) or t
-    if len(t.network) > c.p.max_in_flight:
+    if network.count(t) > c.p.max_in_flight:
         return s  # the whole batch does not fit
     return t
 
@@ -120,9 +120,8 @@ def become_leader(s: KraftState, c: Context, i: int) -> KraftState:
                       end_offsets=end_offsets, fetched=False)
     s = _role_change(s, c, i, node)
     h = s.history
-    elected = tuple(sorted(set(h.elected) | {(n.epoch, i)}))
     event = ELECTED_AFTER_RESTART if s.restarts + s.disk_losses > 0 else h.last_event
-    s = s._replace(history=h._replace(elected=elected, last_event=event))
+    s = s._replace(history=h._replace(elected=elect(h, n.epoch, i), last_event=event))
     return poll_sends(update_leader_hw(s, c, i), c, i)
 
 
@@ -170,6 +169,11 @@ def update_leader_hw(s: KraftState, c: Context, i: int) -> KraftState:
         return s
     s = set_node(s, i, n._replace(hw=hw))
     return s._replace(history=commit(s.history, n.log, hw, n.epoch))
+
+
+def elect(h: History, epoch: int, leader: int) -> tuple[tuple[int, int], ...]:
+    """Ghost: (epoch, leader) joins every leader ever elected."""
+    return tuple(sorted(set(h.elected) | {(epoch, leader)}))
 
 
 def commit(h: History, log: tuple, hw: int, epoch: int) -> History:

@@ -3,7 +3,7 @@ maybeSendFetchOrFetchSnapshot): each an action of its own, and what a role trans
 sends (quorum.poll_sends)."""
 from __future__ import annotations
 
-from model.kraft import rules
+from model.kraft import network, rules
 from model.kraft.context import Context, voters_of
 from model.kraft.network import in_flight, link_cut, send
 from model.kraft.rules import CANDIDATE, FOLLOWER, LEADER, PROSPECTIVE
@@ -12,7 +12,7 @@ from model.kraft.state import (BQE_REQUEST, FETCH_REQUEST, VOTE_REQUEST, BeginQu
 
 
 def room(s: KraftState, c: Context) -> bool:
-    return len(s.network) < c.p.max_in_flight
+    return network.count(s) < c.p.max_in_flight
 
 
 def send_vote(s: KraftState, c: Context, i: int, j: int) -> KraftState | None:
