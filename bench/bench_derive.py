@@ -1,81 +1,93 @@
-"""Derived (checker/proofs/derive.py) vs hand-written (checker/proofs/kraft_next.py) KRaft
-relations, 3 voters, default config and variant: per action instance, whether it derives (else
-the construct that stops it), the paths explored, the derivation time, the size of the derived
-terms (characters of the changed variables and guard), the equivalence check's verdict, and the
-time of the same one-step consecution query (election_safety and the cut-link lemma-free check
-inv(pre) & step & !inv(post)) with each relation.
+"""The KRaft relation derived from the model's Python (checker/proofs/derive.py) against the
+hand-written one (checker/proofs/kraft_next.py).
 
-    .venv/bin/python bench/bench_derive.py
+Part 1, per action instance (3 voters, every config key at its default, Kafka 4.1): the paths
+explored (enabled, crashing), the derivation time, and `derive.compare`'s verdict with its time:
+"equal" on every state of the domain, else the first differing variable and, then, the verdict
+again on the states of the proof's invariant (the lemmas of the default targets).
+
+Part 2 (`--prove`): `kcheck prove --model kraft --size 3`'s induction (default preset and
+targets, one action per orbit; with --kinds, consecution for those kinds' actions alone) on the
+derived relation and on the hand-written one, in one run: the derivation's time apart, then
+each proof's result and seconds.
+
+    .venv/bin/python bench/bench_derive.py [--kinds ElectionTimeout ...] [--prove] [--no-compare]
 """
 from __future__ import annotations
 
+import argparse
 import time
 from collections import Counter
 
 import z3
 
+from checker.config import load_config
 from checker.proofs import derive as D
+from checker.proofs import derived
 from checker.proofs import kraft_next as N
-from checker.proofs.induction import formula
+from checker.proofs.induction import conjuncts_for, formula, prove, representatives
+from checker.proofs.kraft_inv import DEFAULT_TARGETS
 from checker.proofs.kraft_state import fresh
 from model.kraft.params import CONFIG_KEYS, Params
-from model.kraft.state import History
 
 
-def consecution(nctx: N.Ctx, pre: D.Sym, dom: z3.BoolRef, st: N.Step, inv: str) -> tuple[str, float]:
-    f = formula(inv)
-    s = z3.Solver()
-    s.add(dom, f(nctx, pre), st.guard, z3.Not(f(nctx, st.post)))
+def compare_all(kinds: list[str]) -> None:
+    p = Params.from_config({**{k.name: k.default for k in CONFIG_KEYS}, "voters": 3})
+    ctx, nctx = D.contexts(p)
+    pre = fresh(nctx.layout, "pre_")
+    inv = z3.And([formula(n)(nctx, pre) for n in conjuncts_for(DEFAULT_TARGETS)])
+    verdicts: Counter[str] = Counter()
+    total = 0.0
+    print(f"{'action':46} {'paths':>5} {'enabled':>7} {'crash':>5} {'derive s':>8} {'check s':>7}  verdict")
+    acts = N.actions(nctx)
+    if kinds:  # in the order given
+        acts = [a for k in kinds for a in acts if type(a).__name__ == k]
+    for a in acts:
+        c = D.compare(ctx, nctx, a, pre=pre)
+        d = c.derived
+        total += d.seconds
+        verdict = c.verdict if c.verdict != "differs" else f"differs on the domain at {c.difference[:160]}"
+        if c.verdict == "differs":
+            again = D.compare(ctx, nctx, a, pre=pre, assume=inv, derived=d)
+            verdict += f"; on Inv states: {again.verdict} {again.difference[:160]}".rstrip()
+            verdicts["equal on Inv states" if again.verdict == "equal" else "differs on Inv states"] += 1
+        else:
+            verdicts[c.verdict if c.verdict != "unsupported" else f"not derived ({c.difference})"] += 1
+        crash = f"{d.crash_paths}" if not d.crashes else f"{d.crash_paths} ({'/'.join(d.crashes)})"
+        print(f"{a!r:46} {d.paths:5} {d.enabled_paths:7} {crash:>5} {d.seconds:8.2f} {c.check_seconds:7.2f}  {verdict}",
+              flush=True)
+    print("instances:", ", ".join(f"{n} {w}" for w, n in verdicts.items()), f"(derivation {total:.1f} s in all)")
+
+
+def prove_both(kinds: list[str]) -> None:
+    rc = load_config(model="kraft", preset="default", variant="kafka-4.1", overrides=[])
+    p = Params.from_config({**dict(rc.config), "voters": 3})
+    hand = N.Ctx.of(p, rc.variant)
+    every = representatives(hand)
+    acts = [a for a in every if not kinds or type(a).__name__ in kinds]
     t = time.perf_counter()
-    r = s.check()
-    return str(r), time.perf_counter() - t
+    dctx = derived.context(p, rc.variant, actions=acts)
+    print(f"derivation: {len(acts)} of the {len(every)} action instances of one per orbit in "
+          f"{time.perf_counter() - t:.1f} s")
+    only = None if len(acts) == len(every) else acts  # consecution for these actions alone
+    for name, run in (("derived", lambda: derived.prove(dctx, DEFAULT_TARGETS, timeout_s=300, only=only)),
+                      ("hand-written", lambda: prove(hand, DEFAULT_TARGETS, timeout_s=300, only=only))):
+        t = time.perf_counter()
+        o = run()
+        print(f"induction on the {name} relation: {o.result} {o.reason} ({len(o.checks)} queries, "
+              f"{time.perf_counter() - t:.1f} s, {o.seconds:.1f} s in queries)", flush=True)
 
 
 def main() -> None:
-    p = Params.from_config({**{k.name: k.default for k in CONFIG_KEYS}, "voters": 3})
-    ctx, nctx = D.contexts(p)
-    why: Counter[str] = Counter()
-    print(f"{'action':48} {'verdict':8} {'paths':>5} {'derive s':>8} {'size':>6} {'query derived s':>15} {'query written s':>15}")
-    for a in N.actions(nctx):
-        c = D.compare(ctx, nctx, a)
-        if c.verdict == "unsupported":
-            why[c.difference] += 1
-            continue
-        pre = fresh(nctx.layout, "pre_")
-        dom = D.domain(nctx.layout, pre)
-        d = D.derive(ctx, nctx.layout, pre, a, dom)
-        rd, td = consecution(nctx, pre, dom, d.step, "election_safety")
-        rw, tw = consecution(nctx, pre, dom, N.step(nctx, pre, a), "election_safety")
-        print(f"{a!r:48} {c.verdict:8} {d.paths:5} {d.seconds:8.3f} {d.size:6} {td:9.3f} {rd:5} {tw:9.3f} {rw:5}")
-    print("not derived:", ", ".join(f"{n} instances: {w}" for w, n in why.items()))
-    probe(ctx, nctx)
-
-
-def probe(ctx: D.Context, nctx: N.Ctx) -> None:
-    """What stops each action kind beyond the network and history: both fixed to the empty
-    network and history (not a relation of the model, only a probe of the constructs)."""
-    orig = D.symbolic_state
-
-    def empty(layout, pre, ex):  # type: ignore[no-untyped-def]
-        return orig(layout, pre, ex)._replace(network=(), history=History((), (), (), (), 0))
-
-    print("probe, network and history fixed empty (first instance of each kind):")
-    D.symbolic_state = empty
-    try:
-        seen: set[type] = set()
-        for a in N.actions(nctx):
-            if type(a) in seen:
-                continue
-            seen.add(type(a))
-            pre = fresh(nctx.layout, "pre_")
-            try:
-                d = D.derive(ctx, nctx.layout, pre, a, D.domain(nctx.layout, pre))
-                what = d.why or f"derives: {d.paths} paths, {d.enabled_paths} enabled"
-                print(f"  {a!r:48} {what} ({d.seconds:.3f} s)")
-            except TypeError as e:
-                print(f"  {a!r:48} TypeError: {e}")
-    finally:
-        D.symbolic_state = orig
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kinds", nargs="*", default=[], help="only these action kinds, in this order (e.g. CutLink HealLink)")
+    ap.add_argument("--prove", action="store_true", help="also time the size-3 induction on both relations")
+    ap.add_argument("--no-compare", action="store_true", help="skip part 1")
+    args = ap.parse_args()
+    if not args.no_compare:
+        compare_all(args.kinds)
+    if args.prove:
+        prove_both(args.kinds)
 
 
 if __name__ == "__main__":

@@ -1,208 +1,313 @@
-"""Derive an action's Z3 relation from the KRaft model's own Python (model/kraft), unchanged, by
-symbolic execution: the action function runs on a state whose ints and bools are Z3 stand-ins
-(`SInt`, `SBool`); a branch on a symbolic condition (`__bool__`) forks the path. Paths are
-explored depth first by re-execution with a recorded choice sequence (CrossHair/KLEE style); a
-branch side the path condition makes infeasible is pruned with a Z3 check. Each completed path
-gives (path condition, successor as Z3 terms) or "not enabled" (the action returned None).
+"""Derive the KRaft transition relation from the model's own Python (model/kraft) by symbolic
+execution: an action function runs on a state whose ints and bools are Z3 stand-ins (`SInt`,
+`SBool`, checker/proofs/symbolic.py); a branch on a symbolic condition (`__bool__`) forks the path. Paths are explored depth
+first by re-execution with a recorded choice sequence (CrossHair/KLEE style); a branch side the
+path condition makes infeasible is pruned with a Z3 check. Each completed path gives (path
+condition, successor as Z3 terms), "not enabled" (the action returned None) or a crash (the model
+raised: an assertion, an index out of range), kept apart as the action's `crash` condition.
 
-What the stand-in state covers (a prototype, see spec/proofs.md "Deriving the relation from the
-model"): node scalars, logs (the length is forked on lazily, when a node is first read), the
-votes and end offsets (forked on the role), the cut links (forked on each link) and the fault
-budgets. The network (a sorted tuple of messages, a set) and the ghost history (sorted tuples of
-tuples) have no fixed shape; they are `Opaque`: an action that reads them raises `Unsupported`,
-naming the construct, and is left to the hand encoding (checker/proofs/kraft_next.py).
+The stand-in state follows kraft_state's layout:
+- nodes: scalars, logs (the length forked on when a node is first read), votes and end offsets
+  (their shape forked on the role), the cut links (forked per link), the fault budgets;
+- the network: `SymNetwork`, the slot array (one slot per (rpc, requester, responder)). The model
+  reaches the network only through model/kraft/network.py's four slot functions (at, put, update,
+  count); while deriving, those answer from the slot array: `at` forks on what one slot holds
+  (empty, request, response), `update` (a connection reset, a restart's dropped requests) maps
+  every slot it names with If terms, merging the paths of its change function, not forking;
+- the ghost history: the model's three history updates (quorum.elect, quorum.commit,
+  client.fatal) are answered on kraft_state's arrays (the first leader of an epoch and a conflict
+  flag; the first entry committed at an offset, its kind, commit epoch and a conflict flag; the
+  largest HW of each epoch's leader; the fatal flags): the abstraction of the Python value, one
+  update at a time (tests/test_derive.py checks each against the Python on concrete histories).
+- symbolic ints used as an index, slice or range bound (`__index__`) or as a shift amount are
+  forked over the finite values that give distinct results.
+
+The proof-only ghosts (kraft_state.GHOSTS: vote_hist, elog, ack, vle, vleo) have no Python
+counterpart; `ghosts` sets them from the derived pre- and post-state (a new standard vote, a
+leader's log as it grows, a Fetch sent), as kraft_next.py does at the corresponding calls.
 """
 from __future__ import annotations
 
+import contextlib
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
 
 import z3
 
 from checker.proofs import kraft_next as N
-from checker.proofs.kraft_state import Layout, fresh
-from checker.proofs.term import Step, Sym, ite
+from checker.proofs.kraft_state import EMPTY, REQUEST, RESPONSE, RPCS, SLOT_COMMON, SLOT_FIELDS, Layout, fresh
+from checker.proofs.symbolic import (  # noqa: F401 (the stand-ins, also for derive's users)
+    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, _same, _z, merged,
+)
+from checker.proofs.term import Step, Sym, smax
 from model.kraft import actions as A
+from model.kraft import client, network, quorum, rules
 from model.kraft.model import _STEP
 from model.kraft.quorum import Context
-from model.kraft.rules import CANDIDATE, LEADER, PROSPECTIVE
-from model.kraft.state import NO_EVENT, KraftState, Node
+from model.kraft.rules import CANDIDATE, LEADER, NO_ID, PROSPECTIVE, UNRECORDED
+from model.kraft.state import (
+    BQE_REQUEST, BQE_RESPONSE, FETCH_REQUEST, FETCH_RESPONSE, NO_EVENT, VOTE_REQUEST, VOTE_RESPONSE,
+    BeginQuorumEpochRequest, BeginQuorumEpochResponse, FetchRequest, FetchResponse, History, KraftState, Node,
+    VoteRequest, VoteResponse,
+)
 from model.kraft.variants import Protocol
 
 
-class Unsupported(Exception):
-    """A construct of the model the symbolic stand-ins cannot follow."""
+# --- the network stand-in -----------------------------------------------------------------------
+
+REQUEST_FIELDS = {VOTE_REQUEST: ("last_epoch", "last_offset", "pre_vote"), BQE_REQUEST: (),
+                  FETCH_REQUEST: ("fetch_offset", "lfe", "fobs")}
+RESPONSE_FIELDS = {VOTE_REQUEST: ("granted",), BQE_REQUEST: (), FETCH_REQUEST: ("div_epoch", "div_offset", "rec_len", "rhw")}
+BOOL_FIELDS = {"live", "pre_vote", "fobs", "granted"}
 
 
-# --- the stand-ins ------------------------------------------------------------------------------
+def slot_keys(layout: Layout, r: int, a: int, b: int) -> list[Any]:
+    keys = [(name, r, a, b) for name, _ in SLOT_COMMON + SLOT_FIELDS[r]]
+    if r == FETCH_REQUEST:
+        keys += [(name, r, a, b, k) for k in range(layout.L) for name in ("rec_ep", "rec_kind")]
+    return keys
 
 
-def _z(x: Any) -> Any:
-    if isinstance(x, (SInt, SBool)):
-        return x.t
-    if isinstance(x, bool):
-        return z3.BoolVal(x)
-    if isinstance(x, int):
-        return z3.IntVal(x)
-    raise Unsupported(f"operand of type {type(x).__name__}")
+class SymNetwork:
+    """The messages in flight as kraft_state's slot array: slot -> its variables' terms."""
 
+    def __init__(self, layout: Layout, ex: Explorer, slots: dict[Any, dict[Any, Any]]) -> None:
+        self.layout, self.ex, self.slots = layout, ex, slots
 
-class SBool:
-    __slots__ = ("t", "ex")
+    @classmethod
+    def of(cls, layout: Layout, pre: Sym, ex: Explorer) -> "SymNetwork":
+        return cls(layout, ex, {(r, a, b): {k: pre[k] for k in slot_keys(layout, r, a, b)}
+                                for r in RPCS for a, b in layout.pairs()})
 
-    def __init__(self, t: Any, ex: "Explorer") -> None:
-        self.t, self.ex = t, ex
+    def _with(self, key: Any, terms: dict[Any, Any]) -> "SymNetwork":
+        slots = dict(self.slots)
+        slots[key] = terms
+        return SymNetwork(self.layout, self.ex, slots)
 
-    def __bool__(self) -> bool:
-        return self.ex.decide(self.t)
+    def message(self, key: Any, shape: int) -> Any:
+        """The message a slot holds when its state is `shape` (REQUEST or RESPONSE)."""
+        r, a, b = key
+        v = self.slots[key]
+        ex = self.ex
+        I = lambda name: SInt(v[(name, r, a, b)], ex)  # noqa: E731
+        B = lambda name: SBool(v[(name, r, a, b)], ex)  # noqa: E731
+        if shape == REQUEST:
+            if r == VOTE_REQUEST:
+                return VoteRequest(r, a, b, B("live"), I("mepoch"), I("last_epoch"), I("last_offset"), B("pre_vote"))
+            if r == BQE_REQUEST:
+                return BeginQuorumEpochRequest(r, a, b, B("live"), I("mepoch"))
+            return FetchRequest(r, a, b, B("live"), I("mepoch"), I("fetch_offset"), I("lfe"), B("fobs"))
+        if r == VOTE_REQUEST:
+            return VoteResponse(VOTE_RESPONSE, b, a, I("mepoch"), I("mleader"), I("merror"), B("granted"))
+        if r == BQE_REQUEST:
+            return BeginQuorumEpochResponse(BQE_RESPONSE, b, a, I("mepoch"), I("mleader"), I("merror"))
+        n = ex.choose([(v[("rec_len", r, a, b)] == k, k) for k in range(self.layout.L + 1)])
+        records = tuple((SInt(v[("rec_ep", r, a, b, k)], ex), SInt(v[("rec_kind", r, a, b, k)], ex)) for k in range(n))
+        return FetchResponse(FETCH_RESPONSE, b, a, I("mepoch"), I("mleader"), I("merror"), I("div_epoch"),
+                             I("div_offset"), records, I("rhw"))
 
-    def __invert__(self) -> "SBool":
-        return SBool(z3.Not(self.t), self.ex)
+    def key(self, rpc: int, a: Any, b: Any) -> Any:
+        """The slot of (rpc, a, b) with the node ids made concrete (forked over 0..n-1 when
+        symbolic), or None for an id outside them (no message has it)."""
+        ids = []
+        for x in (a, b):
+            if isinstance(x, SInt):
+                x = self.ex.choose([(x.t == v, v) for v in range(self.layout.n)] + [(z3.BoolVal(True), None)])
+            if x is None or not 0 <= x < self.layout.n:
+                return None
+            ids.append(x)
+        return (rpc, ids[0], ids[1]) if ids[0] != ids[1] else None
 
-    def __eq__(self, o: Any) -> Any:  # type: ignore[override]
-        return SBool(self.t == _z(o), self.ex)
+    def at(self, key: Any) -> Any:
+        if key is None:
+            return None
+        st = self.slots[key][("st",) + key]
+        shape = self.ex.choose([(st == EMPTY, EMPTY), (st == REQUEST, REQUEST), (z3.BoolVal(True), RESPONSE)])
+        return None if shape == EMPTY else self.message(key, shape)
 
-    def __ne__(self, o: Any) -> Any:  # type: ignore[override]
-        return SBool(self.t != _z(o), self.ex)
-
-    def __hash__(self) -> int:
-        raise Unsupported("hash of a symbolic bool (dict/set key)")
-
-    def __index__(self) -> int:
-        raise Unsupported("a symbolic bool used as an index")
-
-
-class SInt:
-    __slots__ = ("t", "ex")
-
-    def __init__(self, t: Any, ex: "Explorer") -> None:
-        self.t, self.ex = t, ex
-
-    def _i(self, t: Any) -> "SInt":
-        return SInt(t, self.ex)
-
-    def _b(self, t: Any) -> SBool:
-        return SBool(t, self.ex)
-
-    def __add__(self, o: Any) -> "SInt":
-        return self._i(self.t + _z(o))
-
-    def __radd__(self, o: Any) -> "SInt":
-        return self._i(_z(o) + self.t)
-
-    def __sub__(self, o: Any) -> "SInt":
-        return self._i(self.t - _z(o))
-
-    def __rsub__(self, o: Any) -> "SInt":
-        return self._i(_z(o) - self.t)
-
-    def __lt__(self, o: Any) -> SBool:
-        return self._b(self.t < _z(o))
-
-    def __le__(self, o: Any) -> SBool:
-        return self._b(self.t <= _z(o))
-
-    def __gt__(self, o: Any) -> SBool:
-        return self._b(self.t > _z(o))
-
-    def __ge__(self, o: Any) -> SBool:
-        return self._b(self.t >= _z(o))
-
-    def __eq__(self, o: Any) -> Any:  # type: ignore[override]
-        return self._b(self.t == _z(o))
-
-    def __ne__(self, o: Any) -> Any:  # type: ignore[override]
-        return self._b(self.t != _z(o))
-
-    def __bool__(self) -> bool:
-        return self.ex.decide(self.t != 0)
-
-    def __hash__(self) -> int:
-        raise Unsupported("hash of a symbolic int (dict/set key, lru_cache argument)")
-
-    def __index__(self) -> int:
-        raise Unsupported("a symbolic int used as an index, shift or range bound")
-
-    def __rshift__(self, o: Any) -> Any:
-        raise Unsupported("bit operation on a symbolic int")
-
-    __and__ = __or__ = __lshift__ = __mul__ = __floordiv__ = __mod__ = __rshift__
-
-
-class Opaque:
-    """A part of the state the stand-ins do not model: reading it is unsupported."""
-
-    def __init__(self, what: str) -> None:
-        object.__setattr__(self, "what", what)
-
-    def _no(self, *a: Any, **k: Any) -> Any:
-        raise Unsupported(f"reads the {object.__getattribute__(self, 'what')}")
-
-    def __getattr__(self, name: str) -> Any:
-        self._no()
-
-    __iter__ = __len__ = __getitem__ = __contains__ = __add__ = __eq__ = __bool__ = _no  # type: ignore[assignment]
-    __hash__ = None  # type: ignore[assignment]
-
-
-# --- path exploration ---------------------------------------------------------------------------
-
-
-class Explorer:
-    """Re-executes a function with a recorded choice prefix; `decide` follows the prefix, then
-    takes True first and records a feasible False side for later."""
-
-    def __init__(self, domain: Any) -> None:
-        self.solver = z3.Solver()
-        self.solver.add(domain)
-        self.prefix: list[bool] = []
-        self.pos = 0
-        self.pc: list[Any] = []
-        self.pending: list[list[bool]] = []
-
-    def feasible(self, extra: Any) -> bool:
-        self.solver.push()
-        self.solver.add(*self.pc, extra)
-        r = self.solver.check()
-        self.solver.pop()
-        return r != z3.unsat
-
-    def decide(self, t: Any) -> bool:
-        t = z3.simplify(t)
-        if z3.is_true(t):
-            return True
-        if z3.is_false(t):
-            return False
-        if self.pos < len(self.prefix):
-            b = self.prefix[self.pos]
+    def terms_of(self, key: Any, m: Any) -> dict[Any, Any]:
+        """The slot's variables once it holds `m` (None: empty; the other fields keep their
+        values, meaningless while the slot is empty, as in kraft_next)."""
+        r, a, b = key
+        if m is None:
+            return {("st",) + key: z3.IntVal(EMPTY)}
+        if network.slot_of(m) != key:
+            raise Unsupported(f"a message put in another slot than its own: {key}")
+        if isinstance(m.src, SInt) or isinstance(m.dst, SInt):
+            m = m._replace(src=b if m.kind == r else a, dst=a if m.kind != r else b)
+        u: dict[Any, Any] = {}
+        if m.kind == r:
+            u[("st",) + key] = z3.IntVal(REQUEST)
+            u[("live",) + key], u[("mepoch",) + key] = _z(m.live), _z(m.epoch)
+            for name, value in zip(REQUEST_FIELDS[r], _request_values(m)):
+                u[(name,) + key] = _z(value)
         else:
-            yes, no = self.feasible(t), self.feasible(z3.Not(t))
-            if yes and no:
-                self.pending.append(self.prefix[:self.pos] + [False])
-            b = yes
-            self.prefix.append(b)
-        self.pos += 1
-        self.pc.append(t if b else z3.Not(t))
-        return b
+            u[("st",) + key] = z3.IntVal(RESPONSE)
+            u[("mepoch",) + key], u[("mleader",) + key], u[("merror",) + key] = _z(m.epoch), _z(m.leader), _z(m.error)
+            if r == VOTE_REQUEST:
+                u[("granted",) + key] = _z(m.granted)
+            elif r == FETCH_REQUEST:
+                if len(m.records) > self.layout.L:
+                    raise Unsupported("a Fetch response with more records than max_log")
+                u.update({("div_epoch",) + key: _z(m.diverging_epoch), ("div_offset",) + key: _z(m.diverging_offset),
+                          ("rec_len",) + key: z3.IntVal(len(m.records)), ("rhw",) + key: _z(m.hw)})
+                for k, (e, kind) in enumerate(m.records):
+                    u[("rec_ep",) + key + (k,)], u[("rec_kind",) + key + (k,)] = _z(e), _z(kind)
+        return u
 
-    def choose(self, options: list[tuple[Any, Any]]) -> Any:
-        """One of several (condition, value) cases (conditions exhaustive), as nested forks."""
-        for cond, v in options[:-1]:
-            if self.decide(cond):
-                return v
-        return options[-1][1]
+    def put(self, key: Any, m: Any) -> "SymNetwork":
+        if key is None:
+            raise OutOfLayout("a message between node ids outside the layout")
+        return self._with(key, {**self.slots[key], **self.terms_of(key, m)})
 
-    def paths(self, run: Callable[[], Any]) -> list[tuple[Any, Any]]:
-        out = []
-        todo: list[list[bool]] = [[]]
-        while todo:
-            self.prefix, self.pos, self.pc = todo.pop(), 0, []
-            result = run()
-            out.append((z3.And(self.pc) if self.pc else z3.BoolVal(True), result))
-            todo += self.pending
-            self.pending = []
+    def update(self, keys: Any, change: Callable[[Any], Any]) -> "SymNetwork":
+        """Each slot's message becomes change(message): the paths of `change` on each shape of
+        the slot are explored on their own (under the domain only, so the result holds on every
+        path that reaches here, and is made once per slot value and change) and merged into If
+        terms, where a fork would multiply the action's paths."""
+        out = self
+        for key in keys:
+            if key is None:
+                continue
+            old = self.slots[key]
+            merged = self.ex.memo(("update", key, tuple(t.get_id() for t in old.values()), _identity(change)),
+                                  lambda: self._merge(key, old, change))
+            if merged is not None:
+                out = out._with(key, merged)
         return out
+
+    def _merge(self, key: Any, old: dict[Any, Any], change: Callable[[Any], Any]) -> dict[Any, Any] | None:
+        st = old[("st",) + key]
+        merged = dict(old)
+        outer, self.ex.frames = self.ex.frames, []
+        try:
+            for shape in (REQUEST, RESPONSE):
+                cond = z3.simplify(st == shape)
+                if z3.is_false(cond) or not self.ex.feasible(cond):
+                    continue
+
+                def run(shape: int = shape) -> Any:
+                    m = self.message(key, shape)
+                    new = change(m)
+                    return None if new is m else self.terms_of(key, new)
+
+                for pc, result in self.ex.paths(run, assume=cond):
+                    if result is None:
+                        continue
+                    for k, t in result.items():
+                        if not _same(t, merged[k]):
+                            merged[k] = z3.If(pc, t, merged[k])
+        finally:
+            self.ex.frames = outer
+        return merged if any(not _same(merged[k], old[k]) for k in old) else None
+
+    def count(self) -> Any:
+        sts = [v[("st",) + key] for key, v in self.slots.items()]
+        return SInt(z3.Sum([z3.If(st != EMPTY, 1, 0) for st in sts]), self.ex)
+
+
+def _identity(f: Callable[..., Any]) -> Any:
+    """A function's code and the values it closes over: two closures with equal identities
+    compute the same thing."""
+    return f.__code__, tuple(c.cell_contents for c in f.__closure__ or ())
+
+
+def _request_values(m: Any) -> tuple[Any, ...]:
+    if m.kind == VOTE_REQUEST:
+        return m.last_epoch, m.last_offset, m.pre_vote
+    if m.kind == FETCH_REQUEST:
+        return m.fetch_offset, m.last_fetched_epoch, m.observer
+    return ()
+
+
+# --- the history stand-in -----------------------------------------------------------------------
+
+
+class SymPart:
+    """A part of the ghost history as kraft_state's variables (key -> term). Only the model's
+    history updates (quorum.elect, quorum.commit, client.fatal) read it, answered below."""
+
+    def __init__(self, terms: dict[Any, Any]) -> None:
+        self.terms = terms
+
+    def __iter__(self) -> Any:
+        raise Unsupported("reads the history other than through quorum.elect, quorum.commit, client.fatal")
+
+    __len__ = __getitem__ = __contains__ = __iter__  # type: ignore[assignment]
+
+
+def symbolic_history(layout: Layout, pre: Sym) -> History:
+    committed = {k: pre[k] for k in pre.keys() if k[0] in ("cmt_ep", "cmt_kind", "cmt_at", "cmt_conflict")}
+    fatal = {k: pre[k] for k in pre.keys() if k[0] == "fatal"}
+    return History(SymPart({("elected",): pre[("elected",)], ("el_conflict",): pre[("el_conflict",)]}),
+                   SymPart(committed), SymPart({("lhws",): pre[("lhws",)]}), SymPart(fatal), NO_EVENT)
+
+
+def sym_elect(h: History, epoch: Any, leader: Any) -> SymPart:
+    """quorum.elect on the arrays: the first leader of each epoch, and a flag once a second one
+    is elected in some epoch."""
+    el, conflict = h.elected.terms[("elected",)], h.elected.terms[("el_conflict",)]
+    e, ld = _z(epoch), _z(leader)
+    prior = el[e]
+    return SymPart({("elected",): z3.If(prior == NO_ID, z3.Store(el, e, ld), el),
+                    ("el_conflict",): z3.Or(conflict, z3.And(prior != NO_ID, prior != ld))})
+
+
+def sym_commit(h: History, log: tuple, hw: Any, epoch: Any) -> History:
+    """quorum.commit on the arrays: every entry below the HW committed (the first one at each
+    offset kept with its kind and commit epoch, a flag once another is committed there); the
+    largest HW of the epoch's leader. Python reads log[off] for every off < hw: an HW past the
+    log raises, a crash path."""
+    if bool(hw > len(log)):
+        raise IndexError("commit: the HW is past the log")
+    t = dict(h.committed.terms)
+    conflict = t[("cmt_conflict",)]
+    w, e = _z(hw), _z(epoch)
+    for k, (ep, kind) in enumerate(log):
+        below, known = w > k, t[("cmt_ep", k)]
+        new = z3.And(below, known == NO_ID)
+        t[("cmt_ep", k)] = z3.If(new, _z(ep), known)
+        t[("cmt_kind", k)] = z3.If(new, _z(kind), t[("cmt_kind", k)])
+        t[("cmt_at", k)] = z3.If(new, e, t[("cmt_at", k)])
+        conflict = z3.Or(conflict, z3.And(below, known != NO_ID, known != _z(ep)))
+    t[("cmt_conflict",)] = conflict
+    hws = h.leader_hws.terms[("lhws",)]
+    return h._replace(committed=SymPart(t), leader_hws=SymPart({("lhws",): z3.Store(hws, e, smax(w, hws[e]))}))
+
+
+def sym_fatal(s: KraftState, i: int, code: int) -> KraftState:
+    """client.fatal on the flags: (i, code) joins the set."""
+    h = s.history
+    return s._replace(history=h._replace(fatal=SymPart({**h.fatal.terms, ("fatal", i, code): z3.BoolVal(True)})))
+
+
+@contextlib.contextmanager
+def symbolic_model() -> Iterator[None]:
+    """While deriving: the network's slot functions answer from the symbolic network, and the
+    history updates from the arrays."""
+    saved = [(network, "at", network.at), (network, "put", network.put), (network, "update", network.update),
+             (network, "count", network.count), (quorum, "elect", quorum.elect), (quorum, "commit", quorum.commit),
+             (client, "fatal", client.fatal)]
+    network.at = lambda s, rpc, a, b: s.network.at(s.network.key(rpc, a, b))
+    network.put = lambda s, rpc, a, b, m: s._replace(network=s.network.put(s.network.key(rpc, a, b), m))
+    network.update = lambda s, slots, change: s._replace(
+        network=s.network.update([s.network.key(*k) for k in slots], change))
+    network.count = lambda s: s.network.count()
+    quorum.elect, quorum.commit, client.fatal = sym_elect, sym_commit, sym_fatal
+    for name in _RULES:
+        saved.append((rules, name, getattr(rules, name)))
+        setattr(rules, name, merged(getattr(rules, name)))
+    try:
+        yield
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
+# the decision functions merged while deriving: rules.py's functions of plain values
+_RULES = tuple(name for name, f in vars(rules).items()
+               if callable(f) and getattr(f, "__module__", None) == rules.__name__ and not isinstance(f, type))
 
 
 # --- the stand-in state from a Sym, and back ------------------------------------------------------
@@ -244,17 +349,6 @@ class Thunk:
         return getattr(self.nodes.node(self.i), name)
 
 
-@dataclass
-class Derived:
-    action: Any
-    paths: int
-    enabled_paths: int
-    seconds: float
-    step: Step | None  # None: unsupported
-    why: str = ""
-    size: int = 0
-
-
 def symbolic_state(layout: Layout, pre: Sym, ex: Explorer) -> KraftState:
     n, L = layout.n, layout.L
     I = lambda k: SInt(pre[k], ex)  # noqa: E731
@@ -271,82 +365,221 @@ def symbolic_state(layout: Layout, pre: Sym, ex: Explorer) -> KraftState:
                     votes, I(("estart", i)), ends, B(("fetched", i)), B(("observer", i)), B(("vpers", i)))
 
     cut = tuple(link for link in layout.links() if ex.decide(pre[("cut",) + link]))
-    return KraftState(LazyNodes(n, make), Opaque("network"), cut, I(("restarts",)), I(("disk_losses",)),
-                      I(("cuts",)), I(("losses",)), I(("timers",)), Opaque("history"), 0)
+    return KraftState(LazyNodes(n, make), SymNetwork.of(layout, pre, ex), cut, I(("restarts",)),
+                      I(("disk_losses",)), I(("cuts",)), I(("losses",)), I(("timers",)),
+                      symbolic_history(layout, pre), 0)
 
 
-def _t(x: Any) -> Any:
-    return _z(x)
-
-
-def post_of(layout: Layout, pre: Sym, s0: KraftState, s: KraftState) -> Sym:
-    """The Sym of a successor: covered fields from the stand-ins, the rest kept from `pre` when
-    the action left them untouched."""
-    n, L = layout.n, layout.L
-    if s.network is not s0.network:
-        raise Unsupported("writes the network")
-    if s.history is not s0.history:
-        raise Unsupported("writes the history")
-    u: dict[Any, Any] = {("last_event",): z3.IntVal(NO_EVENT)}
+def post_of(layout: Layout, pre: Sym, s0: KraftState, s: KraftState) -> dict[Any, Any]:
+    """The variables a successor changes (key -> term): nodes written, slots, links, budgets,
+    history. Role data a node does not have takes kraft_state's canonical values (votes
+    UNRECORDED, end offsets NO_ID)."""
+    n = layout.n
+    if s.changes != 0:
+        raise Unsupported("voter changes")
+    u: dict[Any, Any] = {}
     read = s0.nodes.cache  # type: ignore[attr-defined]
-    for i in range(n):
-        if isinstance(s.nodes, LazyNodes):
-            break  # no node written
-        nd = tuple.__getitem__(s.nodes, i)
-        if isinstance(nd, Thunk) or (i in read and nd is read[i]):
-            continue
-        u.update({("role", i): _t(nd.role), ("epoch", i): _t(nd.epoch), ("leader", i): _t(nd.leader),
-                  ("voted", i): _t(nd.voted), ("leo", i): z3.IntVal(len(nd.log)), ("hw", i): _t(nd.hw),
-                  ("estart", i): _t(nd.epoch_start), ("fetched", i): _t(nd.fetched),
-                  ("observer", i): _t(nd.observer), ("vpers", i): _t(nd.vote_persisted)})
-        for k, (e, kind) in enumerate(nd.log):
-            u[("lep", i, k)], u[("lkind", i, k)] = _t(e), _t(kind)
-        for j, v in enumerate(nd.votes):
-            u[("votes", i, j)] = _t(v)
-        for j, v in enumerate(nd.end_offsets):
-            u[("end", i, j)] = _t(v)
+    if not isinstance(s.nodes, LazyNodes):
+        for i in range(n):
+            nd = tuple.__getitem__(s.nodes, i)
+            if isinstance(nd, Thunk) or (i in read and nd is read[i]):
+                continue
+            if len(nd.log) > layout.L:
+                raise Unsupported(f"a log longer than max_log at node {i}")
+            u.update({("role", i): _z(nd.role), ("epoch", i): _z(nd.epoch), ("leader", i): _z(nd.leader),
+                      ("voted", i): _z(nd.voted), ("leo", i): z3.IntVal(len(nd.log)), ("hw", i): _z(nd.hw),
+                      ("estart", i): _z(nd.epoch_start), ("fetched", i): _z(nd.fetched),
+                      ("observer", i): _z(nd.observer), ("vpers", i): _z(nd.vote_persisted)})
+            for k, (e, kind) in enumerate(nd.log):
+                u[("lep", i, k)], u[("lkind", i, k)] = _z(e), _z(kind)
+            for j in range(n):
+                u[("votes", i, j)] = _z(nd.votes[j]) if nd.votes else z3.IntVal(UNRECORDED)
+                u[("end", i, j)] = _z(nd.end_offsets[j]) if nd.end_offsets else z3.IntVal(NO_ID)
+    if s.network is not s0.network:
+        for key, terms in s.network.slots.items():
+            if terms is not s0.network.slots[key]:
+                u.update(terms)
     for a, b in layout.links():
         u[("cut", a, b)] = z3.BoolVal((a, b) in s.cut_links)
     for name in ("restarts", "disk_losses", "cuts", "losses", "timers"):
-        u[(name,)] = _t(getattr(s, name))
-    return pre.set(u)
+        u[(name,)] = _z(getattr(s, name))
+    h = s.history
+    for part in (h.elected, h.committed, h.leader_hws, h.fatal):
+        u.update(part.terms)
+    u[("last_event",)] = _z(h.last_event)
+    return {k: v for k, v in u.items() if not _same(v, pre[k])}
+
+
+# --- the proof-only ghosts ------------------------------------------------------------------------
+
+
+def _last_epoch(layout: Layout, s: Sym, i: int) -> Any:
+    return N.last_epoch(_Dims(layout), s, i)
+
+
+@dataclass(frozen=True)
+class _Dims:
+    """What kraft_next's log helpers read of a Ctx."""
+
+    layout: Layout
+
+    @property
+    def L(self) -> int:
+        return self.layout.L
+
+
+def ghosts(layout: Layout, pre: Sym, post: dict[Any, Any]) -> dict[Any, Any]:
+    """The ghosts' updates from a derived pre- and post-state (kraft_state.GHOSTS):
+    - a node whose standard vote is new (its voted is set and differs, or its epoch moved):
+      vote_hist[i][epoch] := voted, and the vote's snapshot vle/vleo of its log before the step;
+    - a leader whose log grew or that just became leader: elog/elen[epoch] := its log, ack[i][epoch]
+      := its length;
+    - a node not an observer whose Fetch request is new in a slot: ack[i][epoch] := max(ack, LEO)
+      when its log is a prefix of its epoch's leader log."""
+    p = pre.set(post)
+    u: dict[Any, Any] = {}
+    L = layout.L
+    changed = lambda k: k in post  # noqa: E731
+    for i in range(layout.n):
+        epoch = p[("epoch", i)]
+        if changed(("voted", i)) or changed(("epoch", i)):
+            voted = p[("voted", i)]
+            new = z3.And(voted != NO_ID, z3.Or(voted != pre[("voted", i)], epoch != pre[("epoch", i)]))
+            u[("vote_hist", i)] = z3.If(new, z3.Store(pre[("vote_hist", i)], epoch, voted), pre[("vote_hist", i)])
+            u[("vle", i)] = z3.If(new, z3.Store(pre[("vle", i)], epoch, _last_epoch(layout, pre, i)), pre[("vle", i)])
+            u[("vleo", i)] = z3.If(new, z3.Store(pre[("vleo", i)], epoch, pre[("leo", i)]), pre[("vleo", i)])
+    ghost = {k: pre[k] for k in pre.keys() if k[0] in ("elen", "elog_ep", "elog_kind", "ack")}
+    for i in range(layout.n):
+        if any(changed((name, i)) for name in ("role", "epoch", "leo")):
+            epoch, leo = p[("epoch", i)], p[("leo", i)]
+            grew = z3.And(p[("role", i)] == LEADER, z3.Or(pre[("role", i)] != LEADER, epoch != pre[("epoch", i)],
+                                                          leo != pre[("leo", i)]))
+            ghost[("elen",)] = z3.If(grew, z3.Store(ghost[("elen",)], epoch, leo), ghost[("elen",)])
+            ghost[("ack", i)] = z3.If(grew, z3.Store(ghost[("ack", i)], epoch, leo), ghost[("ack", i)])
+            for k in range(L):
+                for name, src in (("elog_ep", "lep"), ("elog_kind", "lkind")):
+                    ghost[(name, k)] = z3.If(grew, z3.Store(ghost[(name, k)], epoch, p[(src, i, k)]), ghost[(name, k)])
+    for i, b in layout.pairs():
+        key = ("st", FETCH_REQUEST, i, b)
+        if not changed(key):
+            continue
+        sent = z3.And(p[key] == REQUEST, pre[key] != REQUEST)
+        e, leo, ack = p[("epoch", i)], p[("leo", i)], ghost[("ack", i)]
+        prefix = z3.And([leo <= ghost[("elen",)][e]]
+                        + [z3.Implies(x < leo, z3.And(p[("lep", i, x)] == ghost[("elog_ep", x)][e],
+                                                      p[("lkind", i, x)] == ghost[("elog_kind", x)][e]))
+                           for x in range(L)])
+        ghost[("ack", i)] = z3.If(z3.And(sent, z3.Not(p[("observer", i)]), prefix),
+                                  z3.Store(ack, e, smax(ack[e], leo)), ack)
+    u.update({k: v for k, v in ghost.items() if not _same(v, pre[k])})
+    return u
+
+
+# --- deriving an action -----------------------------------------------------------------------------
+
+
+@dataclass
+class Derived:
+    action: Any
+    paths: int
+    enabled_paths: int
+    seconds: float
+    step: Step | None  # None: unsupported
+    why: str = ""
+    size: int = 0
+    crash: Any = None  # the condition under which the model raises (False: never)
+    crash_paths: int = 0
+    crashes: tuple[str, ...] = ()  # what the crash paths raise
 
 
 def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any) -> Derived:
-    """Run the model's action on the stand-in state along every feasible path."""
+    """Run the model's action on the stand-in state along every feasible path. The successor is
+    model.next_state's: last_event reset first."""
     fn = _STEP[type(action)]
-    ex = Explorer(domain)
+    ex = Explorer(domain, layout.L + 1)
     start = time.perf_counter()
 
     def run() -> Any:
         s0 = symbolic_state(layout, pre, ex)
-        s = fn(s0, ctx, action)
-        return None if s is None else post_of(layout, pre, s0, s)
+        try:
+            s = fn(s0, ctx, action)
+        except CRASHES as e:
+            return ("crash", type(e).__name__)
+        if s is None:
+            return None
+        post = post_of(layout, pre, s0, s)
+        post.update(ghosts(layout, pre, post))
+        return ("ok", post)
 
     try:
-        paths = ex.paths(run)
+        with symbolic_model():
+            paths = ex.paths(run)
     except Unsupported as e:
         return Derived(action, 0, 0, time.perf_counter() - start, None, str(e))
     except RecursionError:
         return Derived(action, 0, 0, time.perf_counter() - start, None, "recursion")
-    enabled = [(pc, post) for pc, post in paths if post is not None]
-    guard = z3.Or([pc for pc, _ in enabled]) if enabled else z3.BoolVal(False)
-    post = enabled[-1][1] if enabled else pre
-    for pc, p in reversed(enabled[:-1]):
-        post = ite(pc, p, post)
-    size = sum(len(str(v)) for k, v in post.f.items() if not v.eq(pre[k])) + len(str(guard))
-    return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, post), size=size)
+    enabled = [(pc, r[1]) for pc, r in paths if r is not None and r[0] == "ok"]
+    crashed = [(pc, r[1]) for pc, r in paths if r is not None and r[0] == "crash"]
+    guard = z3.And(domain, z3.Or([pc for pc, _ in enabled])) if enabled else z3.BoolVal(False)
+    keys: list[Any] = []
+    for _, u in enabled:
+        keys += [k for k in u if k not in keys]
+    merged = {}
+    for k in keys:
+        v = enabled[-1][1].get(k, pre[k])
+        for pc, u in reversed(enabled[:-1]):
+            w = u.get(k, pre[k])
+            if not _same(w, v):
+                v = z3.If(pc, w, v)
+        merged[k] = v
+    post = pre.set(merged)
+    crash = z3.Or([pc for pc, _ in crashed]) if crashed else z3.BoolVal(False)
+    size = sum(len(v.sexpr()) for v in merged.values()) + len(guard.sexpr())  # Z3's C printer: z3py's is slow
+    return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, post), size=size,
+                   crash=crash, crash_paths=len(crashed), crashes=tuple(sorted({w for _, w in crashed})))
 
 
 # --- the check against the hand-written encoding ---------------------------------------------------
 
 
 def domain(layout: Layout, s: Sym) -> Any:
-    """The shapes kraft_state's layout gives meaning to: a role, a log length within max_log."""
+    """The shapes kraft_state's layout gives meaning to: a role, a log length within max_log, a
+    slot state, a Fetch response's record count within max_log."""
     out = []
     for i in range(layout.n):
         out += [s[("role", i)] >= 0, s[("role", i)] <= 5, s[("leo", i)] >= 0, s[("leo", i)] <= layout.L]
+    for r in RPCS:
+        for a, b in layout.pairs():
+            st = s[("st", r, a, b)]
+            out += [st >= EMPTY, st <= RESPONSE]
+            if r == FETCH_REQUEST:
+                n = s[("rec_len", r, a, b)]
+                out.append(z3.Implies(st == RESPONSE, z3.And(n >= 0, n <= layout.L)))
     return z3.And(out)
+
+
+def meaningful(layout: Layout, key: Any, s: Sym) -> Any:
+    """When a variable stands for part of a Python state (kraft_state.values): a log entry below
+    the log's length, a slot's field while the slot holds a message that has it, a record below
+    the response's count; every other variable always."""
+    name = key[0]
+    if name in ("lep", "lkind"):
+        return key[2] < s[("leo", key[1])]
+    if name == "votes":  # a Prospective's or Candidate's election; () otherwise
+        return z3.Or(s[("role", key[1])] == PROSPECTIVE, s[("role", key[1])] == CANDIDATE)
+    if name == "end":  # a Leader's view of the end offsets; () otherwise
+        return s[("role", key[1])] == LEADER
+    if len(key) >= 4 and key[1] in RPCS and name != "st":
+        r, a, b = key[1:4]
+        st = s[("st", r, a, b)]
+        if name in ("rec_ep", "rec_kind"):
+            return z3.And(st == RESPONSE, key[4] < s[("rec_len", r, a, b)])
+        if name == "mepoch":
+            return st != EMPTY
+        if name == "live" or name in REQUEST_FIELDS[r]:
+            return st == REQUEST
+        return st == RESPONSE
+    return z3.BoolVal(True)
 
 
 @dataclass
@@ -357,28 +590,35 @@ class Comparison:
     difference: str = ""
     hand_seconds: float = 0.0
     key: Any = None
+    check_seconds: float = 0.0
 
 
-def compare(ctx: Context, nctx: N.Ctx, action: Any, timeout_ms: int = 60000) -> Comparison:
-    """Z3: on the domain, the derived and hand-written relations of `action` have the same guard
-    and, when enabled, the same successor in every variable."""
+def compare(ctx: Context, nctx: N.Ctx, action: Any, timeout_ms: int = 60000, pre: Sym | None = None,
+            assume: Any = None, derived: Derived | None = None) -> Comparison:
+    """Z3: on the domain (and `assume`, a formula over `pre`, when given), where the model does
+    not raise, the derived and hand-written relations of `action` have the same guard and, when
+    enabled, the same value of every variable that stands for part of the Python state
+    (`meaningful`) and of every ghost. `derived`: the action already derived on `pre`."""
     layout = nctx.layout
-    pre = fresh(layout, "pre_")
+    pre = fresh(layout, "pre_") if pre is None else pre
     dom = domain(layout, pre)
-    d = derive(ctx, layout, pre, action, dom)
+    d = derived or derive(ctx, layout, pre, action, dom)
     if d.step is None:
         return Comparison(action, d, "unsupported", d.why)
     t = time.perf_counter()
     h = N.step(nctx, pre, action)
     hand = time.perf_counter() - t
-    checks: list[tuple[Any, Any]] = [("guard", d.step.guard != h.guard)]
+    t = time.perf_counter()
+    checks: list[tuple[Any, Any]] = [("guard", z3.Xor(d.step.guard, h.guard))]
     for k in pre.keys():
         a, b = d.step.post[k], h.post[k]
         if not a.eq(b):
-            checks.append((k, z3.And(h.guard, a != b)))
+            checks.append((k, z3.And(h.guard, meaningful(layout, k, h.post), a != b)))
     s = z3.Solver()
     s.set("timeout", timeout_ms)
-    s.add(dom)
+    s.add(dom, z3.Not(d.crash))
+    if assume is not None:
+        s.add(assume)
     for k, diff in checks:
         s.push()
         s.add(diff)
@@ -386,20 +626,23 @@ def compare(ctx: Context, nctx: N.Ctx, action: Any, timeout_ms: int = 60000) -> 
         if r != z3.unsat:
             m = s.model() if r == z3.sat else None
             s.pop()
-            shown = "" if m is None else _show(m, pre)
-            return Comparison(action, d, "differs", f"{k}: {r} {shown}", hand, k)
+            shown = "" if m is None else _show(m, pre, k, d.step.post, h.post)
+            return Comparison(action, d, "differs", f"{k}: {r} {shown}", hand, k, time.perf_counter() - t)
         s.pop()
-    return Comparison(action, d, "equal", "", hand)
+    return Comparison(action, d, "equal", "", hand, check_seconds=time.perf_counter() - t)
 
 
-def _show(m: z3.ModelRef, pre: Sym) -> str:
+def _show(m: z3.ModelRef, pre: Sym, key: Any, derived: Sym, hand: Sym) -> str:
     out = []
+    if key != "guard":
+        out.append(f"derived={m.eval(derived[key], model_completion=True)} "
+                   f"written={m.eval(hand[key], model_completion=True)};")
     for k in pre.keys():
-        if k[0] in ("role", "epoch", "leo", "lep", "leader", "cut", "cuts", "timers"):
+        if k[0] in ("role", "epoch", "leo", "lep", "leader", "voted", "hw", "cut", "st", "live", "mepoch"):
             v = m.eval(pre[k], model_completion=False)
             if not z3.eq(v, pre[k]):
                 out.append(f"{'_'.join(map(str, k))}={v}")
-    return " ".join(out[:24])
+    return " ".join(out[:32])
 
 
 def contexts(p: Any, variant: str = "kafka-4.1") -> tuple[Context, N.Ctx]:

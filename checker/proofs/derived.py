@@ -1,0 +1,128 @@
+"""Induction on the relation derived from the KRaft model as written (checker/proofs/derive.py)
+instead of the hand-written one (kraft_next.py): the same engine (induction.prove), the same
+state layout, invariants and lemmas (kraft_inv.py, written by hand: they are the proof's
+content), the same Init; only `step` and `transition` come from the model's Python.
+
+    ctx = derived.context(params, variant)          # derives every action instance once
+    outcome = derived.prove(ctx, targets, timeout_s, symmetric, progress)
+
+`prove` answers "proved" only when every action instance the proof checks derived (an action
+the stand-ins cannot follow is refused, never left out) and, besides induction's queries, no
+action makes the model raise (an assertion, an index out of range) from a state of the
+invariant: one more query per action, "Inv & crash(a)" unsatisfiable.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, Callable, Sequence
+
+import z3
+
+from checker.proofs import derive as D
+from checker.proofs import induction
+from checker.proofs import kraft_next as N
+from checker.proofs.induction import Check, Outcome
+from checker.proofs.kraft_state import fresh
+from checker.proofs.term import Step, Sym, relation
+from model.kraft.params import Params
+from model.kraft.quorum import Context
+from model.kraft.variants import Protocol
+
+PREFIX = "s_"  # induction.prove's pre-state names: the derived steps are made on the same terms
+
+
+@dataclass(frozen=True)
+class DerivedCtx(N.Ctx):
+    """A kraft_next.Ctx whose encoding's relation is the derived one (induction.encoding_of
+    takes `encoding`)."""
+
+    encoding: Any = field(default=None, compare=False, hash=False)
+    derived: dict = field(default_factory=dict, compare=False, hash=False)  # action -> derive.Derived
+    seconds: float = field(default=0.0, compare=False, hash=False)  # derivation time in all
+
+
+class NotDerived(Exception):
+    """An action instance the derivation could not follow."""
+
+
+def context(p: Params, variant: str = "kafka-4.1", actions: Sequence[Any] | None = None,
+            progress: Callable[[D.Derived], None] | None = None, model_ctx: Context | None = None) -> DerivedCtx:
+    """Derive every action instance of the configuration (or `actions`) on induction's pre-state.
+    `model_ctx`: the model Context to run (the default: the variant's)."""
+    base = N.Ctx.of(p, variant)
+    mctx = model_ctx or Context(p, Protocol.of(variant))
+    pre = fresh(base.layout, PREFIX)
+    dom = D.domain(base.layout, pre)
+    derived: dict[Any, D.Derived] = {}
+    start = time.perf_counter()
+    for a in (N.actions(base) if actions is None else actions):
+        d = D.derive(mctx, base.layout, pre, a, dom)
+        derived[a] = d
+        if progress:
+            progress(d)
+    enc = _encoding(derived, pre)
+    return DerivedCtx(base.p, base.proto, base.layout, enc, derived, time.perf_counter() - start)
+
+
+def _encoding(derived: dict[Any, D.Derived], pre0: Sym) -> Any:
+    base = induction._kraft_encoding()  # the hand encoding's layout, Init, formulas and decoding
+
+    def step(ctx: Any, pre: Sym, a: Any) -> Step:
+        d = derived.get(a)
+        if d is None or d.step is None:
+            raise NotDerived(f"{a!r}: {'not derived' if d is None else d.why}")
+        if all(pre[k] is pre0[k] or pre[k].eq(pre0[k]) for k in pre0.keys()):
+            return d.step
+        pairs = [(pre0[k], pre[k]) for k in pre0.keys()]
+        return Step(z3.substitute(d.step.guard, *pairs),
+                    Sym({k: z3.substitute(v, *pairs) for k, v in d.step.post.f.items()}))
+
+    def transition(ctx: Any, pre: Sym, post: Sym, acts: list[Any] | None = None, selector: Any = None) -> Any:
+        acts = list(derived) if acts is None else acts
+        return relation([step(ctx, pre, a) for a in acts], pre, post, selector)
+
+    return SimpleNamespace(**{**vars(base), "name": "kraft (derived)", "step": step, "transition": transition,
+                              "actions": lambda ctx: list(derived)})
+
+
+def not_derived(ctx: DerivedCtx, acts: Sequence[Any]) -> list[str]:
+    return [f"{a!r}: {ctx.derived[a].why if a in ctx.derived else 'not derived'}"
+            for a in acts if a not in ctx.derived or ctx.derived[a].step is None]
+
+
+def prove(ctx: DerivedCtx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: bool = True,
+          progress: Callable[[Check], None] | None = None, only: Sequence[Any] | None = None) -> Outcome:
+    """induction.prove on the derived relation; refused (result "unknown" with the reason) when an
+    action it checks did not derive; "cti" naming the action when the model raises from an Inv
+    state."""
+    acts = list(only) if only is not None else (induction.representatives(ctx) if symmetric
+                                                 else list(ctx.derived))
+    missing = not_derived(ctx, acts)
+    if missing:
+        return Outcome(induction.UNKNOWN, induction.conjuncts_for(targets),
+                       reason="not derived from the model: " + "; ".join(missing[:3]))
+    out = induction.prove(ctx, targets, timeout_s, symmetric, progress, only)
+    if out.result != induction.PROVED:
+        return out
+    pre = fresh(ctx.layout, PREFIX)
+    inv = z3.And([induction.formula(n)(ctx, pre) for n in out.conjuncts])
+    for a in acts:
+        d = ctx.derived[a]
+        if z3.is_false(z3.simplify(d.crash)):
+            continue
+        s = z3.Solver()
+        s.set("timeout", max(1, int(timeout_s * 1000)))
+        t0 = time.monotonic()
+        r = s.check(inv, D.domain(ctx.layout, pre), d.crash)
+        answer = "holds" if r == z3.unsat else "fails" if r == z3.sat else "unknown"
+        c = Check(f"Inv => {a!r} does not raise ({', '.join(d.crashes)})", answer, time.monotonic() - t0)
+        out.checks.append(c)
+        if progress:
+            progress(c)
+        if answer != "holds":
+            out.result = induction.CTI if answer == "fails" else induction.UNKNOWN
+            out.reason = f"the model raises {', '.join(d.crashes)} in {a!r} from a state of the invariant ({answer})"
+            return out
+    return out

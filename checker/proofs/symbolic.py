@@ -1,0 +1,319 @@
+"""Symbolic execution of the models' Python (checker/proofs/derive.py): Z3 stand-ins for ints
+and bools (`SInt`, `SBool`) whose branches fork the path, the path explorer (re-execution with a
+recorded choice sequence, each new branch side checked feasible by Z3), and `merged`, which
+explores a pure function's paths on their own and merges its results into If terms."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import z3
+
+
+class Unsupported(Exception):
+    """A construct of the model the symbolic stand-ins cannot follow."""
+
+
+class OutOfLayout(Exception):
+    """The successor leaves kraft_state's layout (a message to a node id outside 0..n-1): like the
+    model raising, a crash path, which a proof shows unreachable from the invariant."""
+
+
+# the model raising, or leaving the layout: a crash path
+CRASHES = (AssertionError, IndexError, ValueError, ZeroDivisionError, OutOfLayout)
+
+
+# --- the stand-ins ------------------------------------------------------------------------------
+
+
+def _z(x: Any) -> Any:
+    if isinstance(x, (SInt, SBool)):
+        return x.t
+    if isinstance(x, bool):
+        return z3.BoolVal(x)
+    if isinstance(x, int):
+        return z3.IntVal(x)
+    if isinstance(x, z3.ExprRef):
+        return x
+    raise Unsupported(f"operand of type {type(x).__name__}")
+
+
+class SBool:
+    __slots__ = ("t", "ex")
+
+    def __init__(self, t: Any, ex: "Explorer") -> None:
+        self.t, self.ex = t, ex
+
+    def __bool__(self) -> bool:
+        return self.ex.decide(self.t)
+
+    def __invert__(self) -> "SBool":
+        return SBool(z3.Not(self.t), self.ex)
+
+    def __eq__(self, o: Any) -> Any:  # type: ignore[override]
+        return SBool(self.t == _z(o), self.ex)
+
+    def __ne__(self, o: Any) -> Any:  # type: ignore[override]
+        return SBool(self.t != _z(o), self.ex)
+
+    def __hash__(self) -> int:
+        raise Unsupported("hash of a symbolic bool (dict/set key)")
+
+    def __index__(self) -> int:
+        raise Unsupported("a symbolic bool used as an index")
+
+    def __repr__(self) -> str:
+        return f"SBool({self.t})"
+
+
+class SInt:
+    __slots__ = ("t", "ex")
+
+    def __init__(self, t: Any, ex: "Explorer") -> None:
+        self.t, self.ex = t, ex
+
+    def _i(self, t: Any) -> "SInt":
+        return SInt(t, self.ex)
+
+    def _b(self, t: Any) -> SBool:
+        return SBool(t, self.ex)
+
+    def __add__(self, o: Any) -> "SInt":
+        return self._i(self.t + _z(o))
+
+    def __radd__(self, o: Any) -> "SInt":
+        return self._i(_z(o) + self.t)
+
+    def __sub__(self, o: Any) -> "SInt":
+        return self._i(self.t - _z(o))
+
+    def __rsub__(self, o: Any) -> "SInt":
+        return self._i(_z(o) - self.t)
+
+    def __neg__(self) -> "SInt":
+        return self._i(-self.t)
+
+    def __lt__(self, o: Any) -> SBool:
+        return self._b(self.t < _z(o))
+
+    def __le__(self, o: Any) -> SBool:
+        return self._b(self.t <= _z(o))
+
+    def __gt__(self, o: Any) -> SBool:
+        return self._b(self.t > _z(o))
+
+    def __ge__(self, o: Any) -> SBool:
+        return self._b(self.t >= _z(o))
+
+    def __eq__(self, o: Any) -> Any:  # type: ignore[override]
+        return self._b(self.t == _z(o))
+
+    def __ne__(self, o: Any) -> Any:  # type: ignore[override]
+        return self._b(self.t != _z(o))
+
+    def __bool__(self) -> bool:
+        return self.ex.decide(self.t != 0)
+
+    def __hash__(self) -> int:
+        raise Unsupported("hash of a symbolic int (dict/set key, lru_cache argument)")
+
+    def __index__(self) -> int:
+        """An index, slice or range bound: every sequence the model indexes holds at most
+        max_log + 1 items, so the values -K..K (K = max_log + 1) and the two beyond give every
+        distinct result; the path forks over them."""
+        k = self.ex.bound
+        options = [(self.t < -k, -k - 1)] + [(self.t == v, v) for v in range(-k, k + 1)] + [(z3.BoolVal(True), k + 1)]
+        return self.ex.choose(options)
+
+    def __rrshift__(self, o: Any) -> Any:
+        """`o >> self` (a voter bitmask shifted by a node id): a negative amount raises, as in
+        Python; amounts past o's bits give 0."""
+        if not isinstance(o, int):
+            raise Unsupported("bit operation on a symbolic int")
+        if self.ex.decide(self.t < 0):
+            raise ValueError("negative shift count")
+        bits = max(1, o.bit_length())
+        return self.ex.choose([(self.t == v, o >> v) for v in range(bits)] + [(z3.BoolVal(True), 0)])
+
+    def __rshift__(self, o: Any) -> Any:
+        raise Unsupported("bit operation on a symbolic int")
+
+    __and__ = __or__ = __lshift__ = __mul__ = __floordiv__ = __mod__ = __rshift__
+
+    def __repr__(self) -> str:
+        return f"SInt({self.t})"
+
+
+# --- path exploration ---------------------------------------------------------------------------
+
+
+class Frame:
+    """One exploration: its choice prefix, the position in it, the path condition, the branches
+    left to take."""
+
+    __slots__ = ("prefix", "pos", "pc", "pending")
+
+    def __init__(self, prefix: list[bool], pc: list[Any]) -> None:
+        self.prefix, self.pos, self.pc, self.pending = prefix, 0, pc, []
+
+
+class Explorer:
+    """Re-executes a function with a recorded choice prefix; `decide` follows the prefix, then
+    takes True first and records a feasible False side for later. `merge` explores a nested
+    function's paths inside the current one (their conditions conjoined to the outer path's)."""
+
+    def __init__(self, domain: Any, bound: int) -> None:
+        self.solver = z3.Solver()
+        self.solver.add(domain)
+        self.frames: list[Frame] = []
+        self.bound = bound
+        self.checks = 0
+        self.memos: dict[Any, Any] = {}
+
+    def memo(self, key: Any, make: Callable[[], Any]) -> Any:
+        """make(), once per key for this exploration."""
+        if key not in self.memos:
+            self.memos[key] = make()
+        return self.memos[key]
+
+    def feasible(self, extra: Any) -> bool:
+        self.checks += 1
+        self.solver.push()
+        for f in self.frames:
+            self.solver.add(*f.pc)
+        self.solver.add(extra)
+        r = self.solver.check()
+        self.solver.pop()
+        return r != z3.unsat
+
+    def decide(self, t: Any) -> bool:
+        t = z3.simplify(t)
+        if z3.is_true(t):
+            return True
+        if z3.is_false(t):
+            return False
+        f = self.frames[-1]
+        if f.pos < len(f.prefix):
+            b = f.prefix[f.pos]
+        else:
+            yes = self.feasible(t)
+            no = not yes or self.feasible(z3.Not(t))  # the path is feasible: one side is
+            if yes and no:
+                f.pending.append(f.prefix[:f.pos] + [False])
+            b = yes
+            f.prefix.append(b)
+        f.pos += 1
+        f.pc.append(t if b else z3.Not(t))
+        return b
+
+    def choose(self, options: list[tuple[Any, Any]]) -> Any:
+        """One of several (condition, value) cases (conditions exhaustive), as nested forks."""
+        for cond, v in options[:-1]:
+            if self.decide(cond):
+                return v
+        return options[-1][1]
+
+    def paths(self, run: Callable[[], Any], assume: Any = None) -> list[tuple[Any, Any]]:
+        """Every feasible path of run(): (its condition, its result)."""
+        out = []
+        todo: list[list[bool]] = [[]]
+        while todo:
+            f = Frame(todo.pop(), [] if assume is None else [assume])
+            self.frames.append(f)
+            try:
+                result = run()
+            finally:
+                self.frames.pop()
+            out.append((z3.And(f.pc) if f.pc else z3.BoolVal(True), result))
+            todo += f.pending
+        return out
+
+
+# --- merging pure functions ----------------------------------------------------------------------
+
+
+def _find_explorer(x: Any) -> "Explorer | None":
+    if isinstance(x, (SInt, SBool)):
+        return x.ex
+    if isinstance(x, tuple):
+        for y in x:
+            ex = _find_explorer(y)
+            if ex is not None:
+                return ex
+    return None
+
+
+def _arg_key(x: Any) -> Any:
+    if isinstance(x, (SInt, SBool)):
+        return (type(x).__name__, x.t.get_id())
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__,) + tuple(_arg_key(y) for y in x)
+    return x
+
+
+def _shape(v: Any) -> Any:
+    """What two results must share to merge leaf by leaf: types and lengths."""
+    if isinstance(v, SBool) or isinstance(v, bool):
+        return "b"
+    if isinstance(v, SInt) or isinstance(v, int):
+        return "i"
+    if isinstance(v, tuple):
+        return (type(v),) + tuple(_shape(y) for y in v)
+    return ("other", id(v))
+
+
+def _merge_values(ex: "Explorer", cases: list[tuple[Any, Any]]) -> Any:
+    """If(c1, v1, If(c2, v2, ...)) leaf by leaf, for results of one shape."""
+    v0 = cases[-1][1]
+    if isinstance(v0, tuple):
+        parts = [_merge_values(ex, [(c, v[k]) for c, v in cases]) for k in range(len(v0))]
+        return type(v0)(*parts) if hasattr(v0, "_fields") else tuple(parts)
+    t = _z(v0)
+    for c, v in reversed(cases[:-1]):
+        w = _z(v)
+        if not _same(w, t):
+            t = z3.If(c, w, t)
+    return SBool(t, ex) if z3.is_bool(t) else SInt(t, ex)
+
+
+def merged(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A pure decision function (model/kraft/rules.py) on symbolic arguments: its paths are
+    explored on their own, once per distinct arguments, and its results merged into If terms
+    (one fork per shape of result, and one when some path raises), so its branches do not
+    multiply the action's paths."""
+
+    def run(*args: Any) -> Any:
+        ex = _find_explorer(args)
+        if ex is None:
+            return fn(*args)
+
+        def explore() -> Any:
+            def once() -> Any:
+                try:
+                    return ("ok", fn(*args))
+                except CRASHES as e:
+                    return ("crash", e)
+
+            outer, ex.frames = ex.frames, []
+            try:
+                paths = ex.paths(once)
+            finally:
+                ex.frames = outer
+            crash = [(pc, r[1]) for pc, r in paths if r[0] == "crash"]
+            groups: dict[Any, list[tuple[Any, Any]]] = {}
+            for pc, r in paths:
+                if r[0] == "ok":
+                    groups.setdefault(_shape(r[1]), []).append((pc, r[1]))
+            options = [(z3.Or([pc for pc, _ in cases]), _merge_values(ex, cases)) for cases in groups.values()]
+            return crash, options
+
+        crash, options = ex.memo(("merged", fn.__name__, _arg_key(args)), explore)
+        if crash and ex.decide(z3.Or([pc for pc, _ in crash])):
+            raise crash[0][1]
+        return ex.choose(options) if len(options) > 1 else options[0][1]
+
+    run.__name__ = fn.__name__
+    return run
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or a.eq(b)
