@@ -320,3 +320,76 @@ def test_seeded_walks_on_the_dynamic_presets_drive_voter_changes_and_agree(class
     assert not report.interrupted and not report.known
     for kind in ("SendObserverFetch", "AddVoter", "RemoveVoter", "ResignAfterRemoval"):
         assert report.counts[kind], f"{kind} never driven ({dict(report.counts)})"
+
+
+# --- an exception from the real code (tests/test_conform_verdict.py: the same without a JVM) -------------
+
+
+@pytest.fixture
+def failing_store(classpath, monkeypatch):
+    """Every node's quorum-state store is Kafka's MockQuorumStateStore behind a test double that
+    throws java.lang.IllegalStateException when asked to persist an epoch of 1 or more (the first
+    vote or candidacy): as a full disk would, inside KafkaRaftClient's own call."""
+    import jpype
+
+    from checker.conform import kraft
+
+    @jpype.JImplements("org.apache.kafka.raft.QuorumStateStore")
+    class FailingStore:
+        def __init__(self, inner):
+            self.inner = inner
+
+        @jpype.JOverride
+        def readElectionState(self):
+            return self.inner.readElectionState()
+
+        @jpype.JOverride
+        def writeElectionState(self, latest, version):
+            if latest.epoch() >= 1:
+                raise jpype.JClass("java.lang.IllegalStateException")("injected: the quorum-state disk is full")
+            self.inner.writeElectionState(latest, version)
+
+        @jpype.JOverride
+        def path(self):
+            return self.inner.path()
+
+        @jpype.JOverride
+        def clear(self):
+            self.inner.clear()
+
+    fresh_disk = kraft._Node.fresh_disk
+
+    def failing_disk(node):
+        fresh_disk(node)
+        node.store = FailingStore(node.store)
+
+    monkeypatch.setattr(kraft._Node, "fresh_disk", failing_disk)
+
+
+def test_an_exception_of_the_real_code_in_a_walk_is_a_named_finding(failing_store, classpath, capsys, tmp_path):
+    from checker import cli
+
+    trace = tmp_path / "exc.itf.json"
+    code = cli.main(["conform", "--preset", "elections", "--walks", "3", "--seed", "1", "--json",
+                     "--trace-out", str(trace), "--kafka-classpath", classpath])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["result"] == "exception" and out["parts"]["walks"] == "exception"
+    d = out["difference"]
+    assert d["kind"] == "exception" and d["step"] >= 1
+    assert d["reason"] == "the real code threw java.lang.IllegalStateException: injected: the quorum-state disk is full"
+    assert len(json.loads(trace.read_text())["states"]) == d["step"] + 1
+
+
+def test_an_exception_of_the_real_code_in_a_simulation_is_a_named_finding(failing_store, classpath, capsys, tmp_path):
+    from checker import cli
+
+    trace = tmp_path / "sim.itf.json"
+    code = cli.main(["conform", "--walks", "0", "--simulate", "3", "--depth", "20", "--seed", "1", "--json",
+                     "--trace-out", str(trace), "--kafka-classpath", classpath])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["result"] == "exception"
+    assert out["parts"] == {"walks": "not run", "traces": "not run", "simulations": "exception"}
+    bad = out["simulation"]["first_invalid"]
+    assert bad["result"] == "exception" and "java.lang.IllegalStateException: injected" in bad["exception"]
+    doc = json.loads(trace.read_text())
+    assert len(doc["states"]) == bad["step"] and "injected" in doc["#meta"]["description"]

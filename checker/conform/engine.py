@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from checker.conform.adapter import DIFFERS, REFUSED, Difference, compare
+from checker.conform.adapter import DIFFERS, EXCEPTION, REFUSED, Difference, compare, exception_line
 from checker.walks.walker import Walker, _below, swarm_weights, walk_seed
 from model.interface import action_name
 
@@ -125,24 +125,49 @@ def known_divergence_of(adapter: Any) -> Callable[..., str | None] | None:
 
 def drive(adapter: Any, name: str, behaviour: Iterable[Step], first: Any, report: Report) -> Outcome:
     """Reset the adapter to `first`, take every step of `behaviour`, compare after each; stop at the
-    first difference (or refusal)."""
+    first difference (or refusal). An exception thrown on the way (by the real code, or by the
+    adapter probing or driving it) ends the behaviour too: an EXCEPTION difference at the step it
+    came in, the trail holding the behaviour up to it."""
     out = Outcome(name, trail=[(None, first)])
-    adapter.reset(first)
-    keys = compare(adapter.abstract(first), adapter.observe())
+    try:
+        adapter.reset(first)
+        keys = compare(adapter.abstract(first), adapter.observe())
+    except _PASS_THROUGH:
+        raise
+    except Exception as e:
+        out.difference = Difference(EXCEPTION, 0, "init", {}, exception_line(e))
+        return out
     if keys:
         out.difference = Difference(DIFFERS, 0, "init", keys)
         return out
     known = known_divergence_of(adapter)
-    for state, action, successor in behaviour:
+    steps = iter(behaviour)
+    while True:
         if _stop_requested:
             raise Stopped()
+        try:
+            picked = next(steps, None)  # a walk probes the real code while it draws (_Drivable)
+        except _PASS_THROUGH:
+            raise
+        except Exception as e:
+            out.difference = Difference(EXCEPTION, out.steps + 1, "drawing the next step", {}, exception_line(e))
+            return out
+        if picked is None:
+            return out
+        state, action, successor = picked
         out.steps += 1
         report.steps += 1
         kind = action_name(action)
         report.counts[kind] += 1
         out.trail.append((action, successor))
-        refused = adapter.step(state, action, successor)
-        real = adapter.observe()
+        try:
+            refused = adapter.step(state, action, successor)
+            real = adapter.observe()
+        except _PASS_THROUGH:
+            raise
+        except Exception as e:
+            out.difference = Difference(EXCEPTION, out.steps, repr(action), {}, exception_line(e))
+            return out
         if refused:
             out.difference = Difference(REFUSED, out.steps, repr(action), {}, refused)
         else:
@@ -153,7 +178,6 @@ def drive(adapter: Any, name: str, behaviour: Iterable[Step], first: Any, report
             if known is not None:
                 out.known = known(state, action, successor, real)
             return out
-    return out
 
 
 class _Drivable:
@@ -220,6 +244,9 @@ def walk(model: Any, adapter: Any, seed: int, walk_id: int, depth: int, swarm: b
 class _Perturbed(Exception):
     def __init__(self, state: Any, action: Any, keys: dict) -> None:
         self.state, self.action, self.keys = state, action, keys
+
+
+_PASS_THROUGH = (Stopped, _Perturbed)  # the engine's own signals, never findings
 
 
 def run_walks(models: Sequence[tuple[str, Any]], make_adapter: Callable[[Any], Any], seed: int, walks: int,

@@ -20,7 +20,7 @@ from checker.conform.jvm import has_class
 from model.kraft import actions as A
 from model.kraft.rules import last_voter_set
 from model.kraft.rules import (
-    CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, NO_ID, RESIGNED, ROLE_NAMES, UNATTACHED, VOTERS_BASE,
+    CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, NO_ID, PROSPECTIVE, RESIGNED, ROLE_NAMES, UNATTACHED, VOTERS_BASE,
 )
 from model.kraft.state import (
     BQE_REQUEST, BQE_RESPONSE, DATA, FETCH_REQUEST, FETCH_RESPONSE, LEADER_CHANGE, MESSAGE_NAMES, REQUESTS,
@@ -46,6 +46,9 @@ POLLS = 3  # poll() runs the role's timers and sends, then handles one message: 
 
 # Model variants the jars of a snapshot before KIP-996 can represent (no Prospective state).
 PRE_VOTE_CLASS = "org.apache.kafka.raft.ProspectiveState"
+
+UNATTACHED_EXPIRED = "Unattached with its election timer expired"
+RESIGNED_STANDS = "a Resigned leader's election timeout: the pull request's code stands at once"
 
 ABSTRACTIONS = {
     "ElectionTimeout, FetchTimeout, CheckQuorumTimeout":
@@ -142,6 +145,21 @@ ABSTRACTIONS = {
         " offset 0 and writes only the LeaderChange. Those two records are not compared, and every"
         " offset (HW, fetch offset, last offset, diverging end offset) is compared as the number of"
         " compared records below it",
+    UNATTACHED_EXPIRED:
+        "a Prospective whose election timed out (not rejected) becomes Unattached in its epoch with the"
+        " timer it had, already expired (QuorumState.transitionToUnattached keeps the remaining"
+        " election time of a Prospective, and in Kafka 4.1 of a Resigned), so its next poll makes it"
+        " Prospective again (pollUnattachedAsVoter); the model takes that as a separate ElectionTimeout"
+        " and lets the Unattached node act before it (handle a request or a response, restart)."
+        " The adapter stops polling such a node and drives only its ElectionTimeout (a Restart gives it"
+        " a new timer); a step that would poll it first is not drivable (counted as skipped)",
+    RESIGNED_STANDS:
+        "a version gap of the jars built from the pre-vote pull request: their pollResigned makes a"
+        " Resigned voter Prospective in its epoch when its election timer expires, where Kafka 4.1"
+        " (QuorumState.transitionToUnattached: 'transitioned from Resigned with current epoch + 1')"
+        " and the model make it Unattached in epoch + 1 first, so that Fetch answers naming it leader"
+        " of its old epoch no longer match. The step is not drivable on these jars (counted as skipped);"
+        " the Resigned node leaves that role by the others' requests (a higher epoch) or a restart",
     "Send* of a request the real node holds no longer":
         "the model may send (or resend) a request whenever its guard holds; Kafka resends only after"
         " the request timed out or failed and backed off (RequestManager), and BeginQuorumEpoch only"
@@ -183,6 +201,10 @@ class KraftAdapter:
                               "pre-vote: use a variant with pre-vote (kafka-4.1)")
         self.params = p
         self.kraft_version = KRAFT_VERSION
+        self.pre_vote = bool(model.ctx.proto.pre_vote)  # the jars have KIP-996's Prospective state
+        # the roles whose vote is compared (ABSTRACTIONS, "voted"): the jars with pre-vote keep it in
+        # FollowerState too (ElectionState with both a leader and a vote), as Kafka 4.1 does
+        self.voted_roles = (UNATTACHED, PROSPECTIVE, CANDIDATE, FOLLOWER) if self.pre_vote else (UNATTACHED, CANDIDATE)
         self._java()
         self.nodes: list[_Node] = []
         self.flight: list[_Flight] = []  # messages in flight, one per model message
@@ -299,6 +321,10 @@ class KraftAdapter:
         polled = _polled(action)
         if polled is not None and kind is not A.ResignAfterRemoval and self.nodes[polled].resign_requested():
             return "a removed leader resigns at its next poll"
+        if polled is not None and kind is not A.ElectionTimeout and self.nodes[polled].stalled():
+            return UNATTACHED_EXPIRED
+        if kind is A.ElectionTimeout and self.pre_vote and state.nodes[action.node].role == RESIGNED:
+            return RESIGNED_STANDS
         if kind is A.SendObserverFetch:
             key = self._send_key(state, action)
             return None if key in self.outbox else self._observer_fetch(state, key)
@@ -359,12 +385,8 @@ class KraftAdapter:
         return None if key in self.outbox else "Send* of a request the real node holds no longer"
 
     def step(self, state: KraftState, action: Any, successor: KraftState) -> str | None:
-        try:
-            return self._step(state, action, successor)
-        except self.jpype.JException as e:
-            return f"{e.getClass().getSimpleName()}: {e.getMessage()}"
-
-    def _step(self, state: KraftState, action: Any, successor: KraftState) -> str | None:
+        """Drive one model step; None, or why the real code would not take it. An exception the real
+        code throws is not caught here: the engine names it (EXCEPTION), a finding of its own."""
         kind = type(action)
         if kind in (A.ElectionTimeout, A.FetchTimeout, A.CheckQuorumTimeout):
             node = self.nodes[action.node]
@@ -607,7 +629,7 @@ class KraftAdapter:
             role = node.role(q)
             state = self.state_field.get(q)
             voted = NO_ID
-            if role in (UNATTACHED, CANDIDATE):
+            if role in self.voted_roles:
                 key = state.election().optionalVotedKey()
                 voted = key.get().id() if key.isPresent() else NO_ID
             hw_opt = q.highWatermark()
@@ -621,10 +643,10 @@ class KraftAdapter:
     def abstract(self, state: KraftState) -> dict[str, Any]:
         view: dict[str, Any] = {}
         for i, n in enumerate(state.nodes):
-            voted = n.voted if n.role in (UNATTACHED, CANDIDATE) else NO_ID
+            voted = n.voted if n.role in self.voted_roles else NO_ID
             hw = n.hw if (n.role == LEADER or self.params.follower_hw) and n.role != RESIGNED else NO_ID
             self._node_view(view, i, n.role, n.epoch, n.leader, voted, [(e, k) for e, k in n.log], hw)
-        view["network"] = sorted(_model_message_text(m) for m in state.network)
+        view["network"] = sorted(_model_message_text(m, self.pre_vote) for m in state.network)
         return view
 
     @staticmethod
@@ -644,6 +666,8 @@ class KraftAdapter:
         if f.kind == VOTE_REQUEST:
             live = self._alive(f)
             fields = (int(live), part.replicaEpoch(), part.lastOffsetEpoch(), f.offsets["last"])
+            if self.pre_vote:
+                fields += (int(part.preVote()),)
         elif f.kind == VOTE_RESPONSE:
             fields = (part.leaderEpoch(), part.leaderId(), _err(part.errorCode()), int(part.voteGranted()))
         elif f.kind == BQE_REQUEST:
@@ -699,11 +723,20 @@ class KraftAdapter:
         return known_divergence(state, action, successor, real, self.params.bootstrap)
 
     def abstractions(self) -> dict[str, str]:
-        return dict(ABSTRACTIONS)
+        """ABSTRACTIONS that apply to these jars: the pre-vote ones only where there is pre-vote."""
+        out = {k: v for k, v in ABSTRACTIONS.items() if self.pre_vote or k not in PRE_VOTE_ONLY}
+        if self.pre_vote:
+            out["voted"] = VOTED_PRE_VOTE
+        return out
 
     def close(self) -> None:
         self.nodes, self.flight, self.outbox = [], [], {}
 
+
+PRE_VOTE_ONLY = (UNATTACHED_EXPIRED, RESIGNED_STANDS)
+VOTED_PRE_VOTE = ("compared for Unattached, Prospective, Candidate and Follower (whose ElectionState keeps the vote"
+                  " of its epoch, as in Kafka 4.1): Kafka's LeaderState and ResignedState keep no vote; the model"
+                  " keeps the vote of the epoch there, and no rule reads it in those roles")
 
 FOLLOWER_VOTE = ("the jars' FollowerState persists no vote (ElectionState.withElectedLeader, before KIP-996's"
                  " ElectionState with both a leader and a vote): a follower that had voted for itself restarts"
@@ -750,10 +783,10 @@ def _polled(action: Any) -> int | None:
     return action.node
 
 
-def _model_message_text(m: Any) -> str:
+def _model_message_text(m: Any, pre_vote: bool = False) -> str:
     name = MESSAGE_NAMES[m.kind]
     if m.kind == VOTE_REQUEST:
-        fields = (int(m.live), m.epoch, m.last_epoch, m.last_offset)
+        fields = (int(m.live), m.epoch, m.last_epoch, m.last_offset) + ((int(m.pre_vote),) if pre_vote else ())
     elif m.kind == VOTE_RESPONSE:
         fields = (m.epoch, m.leader, ERROR_NAMES.get(m.error, m.error), int(m.granted))
     elif m.kind == BQE_REQUEST:
@@ -893,6 +926,8 @@ class _Node:
             return LEADER
         if q.isCandidate():
             return CANDIDATE
+        if self.a.pre_vote and q.isProspective():
+            return PROSPECTIVE
         if q.isFollower():
             return FOLLOWER
         if q.isResigned():
@@ -908,16 +943,29 @@ class _Node:
     def poll(self, resign: bool = False) -> None:
         """Up to POLLS polls, and two more per message still queued. Without `resign`, stop at a
         leader whose removal has just committed (RemoveVoterHandler asked it to resign): the next
-        poll would resign it, the model's separate ResignAfterRemoval."""
+        poll would resign it, the model's separate ResignAfterRemoval. Stop too at an Unattached
+        voter whose election timer has already expired (ABSTRACTIONS, UNATTACHED_EXPIRED): its next
+        poll makes it Prospective, the model's separate ElectionTimeout."""
         for _ in range(POLLS):
             self.client.poll()
-            if not resign and self.resign_requested():
+            if (not resign and self.resign_requested()) or self.stalled():
                 return
         while not self.queue.isEmpty():
             self.client.poll()
-            if not resign and self.resign_requested():
+            if (not resign and self.resign_requested()) or self.stalled():
                 return
             self.client.poll()
+
+    def stalled(self) -> bool:
+        """An Unattached voter whose election timer has expired: with pre-vote, what a Prospective
+        whose election timed out (and, in Kafka 4.1, a Resigned leader whose timer expired) becomes
+        (QuorumState.transitionToUnattached keeps the expired timer's remaining time, 0)."""
+        if not self.a.pre_vote:
+            return False
+        q = self.quorum()
+        if not q.isUnattached() or not q.isVoter():
+            return False
+        return bool(self.a.state_field.get(q).hasElectionTimeoutExpired(self.time.milliseconds()))
 
     def resign_requested(self) -> bool:
         q = self.quorum()

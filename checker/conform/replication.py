@@ -361,9 +361,21 @@ class ReplicationAdapter:
             return None
         try:
             return getattr(self, "_" + kind)(state, action, successor)
-        except Exception as e:  # the real code raised: the step is refused
+        except Exception as e:
+            # an ApiException is how the controller refuses a request (QuorumController answers
+            # with its error code): a refusal. Any other exception is not an answer: the engine
+            # names it as a finding of its own (EXCEPTION).
+            if not self._is_api_error(e):
+                raise
             text = str(e).splitlines()[0] if str(e) else ""
             return f"{type(e).__name__}: {text}"[:300]
+
+    def _is_api_error(self, e: Exception) -> bool:
+        api = self.J("org.apache.kafka.common.errors.ApiException")
+        for x in (e, getattr(e, "getCause", lambda: None)()):
+            if x is not None and hasattr(x, "getClass") and api.class_.isInstance(x):
+                return True
+        return False
 
     def _heartbeat(self, b: int, epoch: int, *, shutdown: bool = False) -> Any:
         J = self.J
