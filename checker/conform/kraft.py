@@ -157,8 +157,8 @@ ABSTRACTIONS = {
         "a version gap of the jars built from the pre-vote pull request: their pollResigned makes a"
         " Resigned voter Prospective in its epoch when its election timer expires, where Kafka 4.1"
         " (QuorumState.transitionToUnattached: 'transitioned from Resigned with current epoch + 1')"
-        " and the model make it Unattached in epoch + 1 first, so that Fetch answers naming it leader"
-        " of its old epoch no longer match. The step is not drivable on these jars (counted as skipped);"
+        " and the model make it Unattached in epoch + 1 first (the pull request did so only for a"
+        " leader no longer in the voter set). The step is not drivable on these jars (counted as skipped);"
         " the Resigned node leaves that role by the others' requests (a higher epoch) or a restart",
     "Send* of a request the real node holds no longer":
         "the model may send (or resend) a request whenever its guard holds; Kafka resends only after"
@@ -190,18 +190,19 @@ class KraftAdapter:
 
     model_name = "kraft"
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, bug_trace: bool = False) -> None:
         self.model = model
         p = model.params
-        if model.ctx.proto.pre_vote and not has_class(PRE_VOTE_CLASS):
+        jars_pre_vote = has_class(PRE_VOTE_CLASS)
+        if model.ctx.proto.pre_vote and not jars_pre_vote:
             raise ConfigError(f"variant {model.variant} has pre-vote (KIP-996), which these Kafka jars lack "
                               "(no ProspectiveState): use --variant no-pre-vote, or a Kafka 4.1 class path")
-        if not model.ctx.proto.pre_vote and has_class(PRE_VOTE_CLASS):
+        if not model.ctx.proto.pre_vote and jars_pre_vote and not bug_trace:
             raise ConfigError(f"variant {model.variant} has no pre-vote, but these Kafka jars have KIP-996's "
                               "pre-vote: use a variant with pre-vote (kafka-4.1)")
         self.params = p
         self.kraft_version = KRAFT_VERSION
-        self.pre_vote = bool(model.ctx.proto.pre_vote)  # the jars have KIP-996's Prospective state
+        self.pre_vote = jars_pre_vote  # the jars have KIP-996's Prospective state
         # the roles whose vote is compared (ABSTRACTIONS, "voted"): the jars with pre-vote keep it in
         # FollowerState too (ElectionState with both a leader and a vote), as Kafka 4.1 does
         self.voted_roles = (UNATTACHED, PROSPECTIVE, CANDIDATE, FOLLOWER) if self.pre_vote else (UNATTACHED, CANDIDATE)
@@ -210,6 +211,13 @@ class KraftAdapter:
         self.flight: list[_Flight] = []  # messages in flight, one per model message
         self.outbox: dict[tuple[int, int, int], Any] = {}  # (kind, src, dst) -> RaftRequest.Outbound not yet sent
         self.dead_epoch: dict[int, tuple[int, int]] = {}
+
+    @classmethod
+    def for_trace(cls, model: Any) -> "KraftAdapter":
+        """The adapter for a bug variant's trace: a variant without pre-vote is driven on jars with it
+        too (the real nodes become Prospective where the bug's become Candidate: that is where they
+        part); one with pre-vote on jars without it cannot be (ConfigError)."""
+        return cls(model, bug_trace=True)
 
     # --- JVM classes ------------------------------------------------------------------------
 

@@ -60,7 +60,7 @@ def drive_trace(path: str, adapter_cls: Any, report: engine.Report, model_name: 
     result: dict[str, Any] = {"path": path, "variant": rc.variant, "steps": len(itf.steps(doc)) - 1}
     model = rc.build()
     try:
-        adapter = adapter_cls(model)
+        adapter = getattr(adapter_cls, "for_trace", adapter_cls)(model)
     except ConfigError as e:
         result.update(result=UNREPRESENTABLE, outcome=f"not driven: {e}")
         return result
