@@ -134,3 +134,15 @@ def test_whole_verdict_orders_the_parts():
     assert verdict({"walks": "not run", "traces": "driven", "simulations": "not run"}, report) == "no walks"
     assert command.verdict_exit("exception") == command.verdict_exit("difference") == 1
     assert command.verdict_exit("interrupted") == 3 and command.verdict_exit("agree") == 0
+
+
+def test_an_exception_along_a_trace_is_the_traces_finding(fake_jvm, capsys, tmp_path):
+    trace = tmp_path / "exc.itf.json"
+    code = cli.main(["conform", "--walks", "0", "--traces", "traces/kraft/no-pre-vote.itf.json", "--json",
+                     "--trace-out", str(trace), "--kafka-classpath", "/f"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["result"] == "exception"
+    assert out["parts"] == {"walks": "not run", "traces": "exception", "simulations": "not run"}
+    t = out["traces"][0]
+    assert t["result"] == "exception" and t["step"] == 3 and "RuntimeError: injected" in t["outcome"]
+    assert "document" not in t and len(json.loads(trace.read_text())["states"]) == 4
