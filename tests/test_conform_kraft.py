@@ -43,14 +43,14 @@ def _models(presets, variant="no-pre-vote"):
     return out
 
 
-def _run(presets, walks, depth, seed=0, swarm=True):
+def _run(presets, walks, depth, seed=0, swarm=True, negative=False):
     from checker.conform import engine
     from checker.conform.kraft import KraftAdapter
 
     models = _models(presets)
     report = engine.Report("kraft", "no-pre-vote", [str(p) for p in presets], seed, depth, swarm)
     report.action_kinds = tuple(models[0][1].action_kinds)
-    return engine.run_walks(models, KraftAdapter, seed, walks, depth, swarm, report)
+    return engine.run_walks(models, KraftAdapter, seed, walks, depth, swarm, report, negative=negative)
 
 
 def test_swarm_walks_agree_and_drive_every_kind(classpath):
@@ -393,3 +393,39 @@ def test_an_exception_of_the_real_code_in_a_simulation_is_a_named_finding(failin
     assert bad["result"] == "exception" and "java.lang.IllegalStateException: injected" in bad["exception"]
     doc = json.loads(trace.read_text())
     assert len(doc["states"]) == bad["step"] and "injected" in doc["#meta"]["description"]
+
+
+# --- negative conformance: what the model refuses, offered to the real code ----------------------------
+
+DYNAMIC = (("reconfig", {"max_in_flight": 2}), "two-additions", "voter-race")
+
+
+def test_what_the_model_refuses_the_real_code_refuses(classpath):
+    """--negative: in every state a walk reaches, one action the model's guard refuses is offered to
+    the real code (a client append at a non-leader, AddVoter and RemoveVoter at a non-leader or at a
+    leader whose checks fail); it refuses each, and the walks' own steps agree as without it."""
+    report = _run(DYNAMIC, walks=60, depth=30, seed=5, negative=True)
+    assert report.first is None, report.first.difference.line()
+    offered = {k: v["offered"] for k, v in report.negative.items()}
+    for case in ("ClientAppend at a non-leader", "AddVoter at a non-leader", "RemoveVoter at a non-leader",
+                 "AddVoter at the leader", "RemoveVoter at the leader"):
+        assert offered.get(case), (case, offered)
+    assert all(v["refused"] == v["offered"] for v in report.negative.values())
+    assert sum(offered.values()) >= report.steps  # one offer in every state (the first included)
+    answers = report.negative["RemoveVoter at a non-leader"]["answers"]
+    assert set(answers) == {"RemoveRaftVoter answered NOT_LEADER_OR_FOLLOWER"}
+
+
+def test_a_model_that_refuses_what_the_code_accepts_is_found(classpath, monkeypatch):
+    """A model whose leader refuses every RemoveVoter (its guard too strict) never drives one, so the
+    walks alone agree; offered, the real leader takes it: an ACCEPTED finding at that state."""
+    from model.kraft import rules
+
+    monkeypatch.setattr(rules, "validate_remove_voter", lambda *a, **k: rules.VOTER_NOT_FOUND)
+    plain = _run(DYNAMIC, walks=60, depth=30, seed=5)
+    assert plain.first is None and not plain.counts["RemoveVoter"]
+    report = _run(DYNAMIC, walks=60, depth=30, seed=5, negative=True)
+    assert report.first is not None
+    d = report.first.difference
+    assert d.kind == "accepted" and d.action.startswith("offering RemoveVoter(leader=")
+    assert "which the model refuses here" in d.reason and d.keys

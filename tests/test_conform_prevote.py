@@ -44,6 +44,10 @@ def test_swarm_walks_of_kafka_4_1_agree_with_the_pre_vote_code(kafka_prevote_cla
     missing = [k for k in DRIVEN if not report["action_counts"][k]]
     assert not missing, f"never driven: {missing} ({report['action_counts']})"
     # the pre-vote abstractions are named with the verdict, the pull request's version gap among them
+    # --negative: what the model refuses, offered in every state, refused by the real code
+    negative = report["negative"]
+    assert negative["ClientAppend at a non-leader"]["offered"] > 0
+    assert all(v["refused"] == v["offered"] for v in negative.values()), negative
     assert "Unattached with its election timer expired" in report["abstractions"]
     assert any("pull request" in k for k in report["abstractions"])
 
@@ -101,6 +105,7 @@ def test_ci_runs_a_seeded_sample_on_both_jar_folders():
     for argv in kraft:
         assert "--seed" in argv and "--swarm" in argv and "--preset" not in argv
         assert int(argv[argv.index("--walks") + 1]) >= 240 and int(argv[argv.index("--simulate") + 1]) >= 100
+        assert "--negative" in argv
 
 
 def test_add_voter_after_a_pre_vote_election_is_taken_by_the_real_code(kafka_prevote_classpath, tmp_path):

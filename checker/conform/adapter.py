@@ -16,6 +16,7 @@ from checker.config import ConfigError
 REFUSED = "refused"      # the real code could not take the model's step (raised, or answered with an error)
 DIFFERS = "differs"      # it took the step, and the abstraction of its state differs from the model's
 EXCEPTION = "exception"  # the real code (or the adapter calling it) threw: a finding, never a refusal
+ACCEPTED = "accepted"    # negative conformance: the real code took a step the model refuses
 
 
 @runtime_checkable
@@ -58,7 +59,7 @@ class Difference:
         """One line for the report."""
         if self.kind == REFUSED:
             return f"step {self.step} ({self.action}): the real code refused: {self.reason}"
-        if self.kind == EXCEPTION:
+        if self.kind in (EXCEPTION, ACCEPTED):
             return f"step {self.step} ({self.action}): {self.reason}"
         shown = "; ".join(f"{k}: model {m!r}, real {r!r}" for k, (m, r) in sorted(self.keys.items()))
         return f"step {self.step} ({self.action}): {shown}"

@@ -16,7 +16,7 @@ from typing import Any
 from checker.cli.options import (EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION, nonnegative_int, positive_int, positive_seconds)
 from checker.config import ConfigError, load_config, load_definition
 from checker.conform import engine
-from checker.conform.adapter import EXCEPTION, REFUSED, adapter_for
+from checker.conform.adapter import ACCEPTED, EXCEPTION, REFUSED, adapter_for
 from checker.conform.jvm import ENV, resolve_classpath, start_jvm
 from checker.provenance import model_source
 
@@ -39,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--depth", type=positive_int, default=30, help="steps per walk (default 30)")
     parser.add_argument("--seed", type=nonnegative_int, default=0, help="walk seed (default 0)")
     parser.add_argument("--swarm", action="store_true", help="swarm walks: each walk weights the action kinds")
+    parser.add_argument("--negative", action="store_true",
+                        help="negative conformance: in every state a walk reaches, also offer the real code one"
+                             " action the model refuses there (it must refuse it too); counts per action kind")
     parser.add_argument("--traces", nargs="+", metavar="TRACE", default=[],
                         help="also drive the real code along these ITF traces (e.g. traces/kraft/*.itf.json)")
     parser.add_argument("--simulate", type=nonnegative_int, default=0, metavar="N",
@@ -113,7 +116,7 @@ def _run(args: argparse.Namespace) -> int:
         interrupted_in = "traces" if report.interrupted else None
     if args.walks and report.first is None and not report.interrupted:
         engine.run_walks([(p, m) for p, _, m in models], adapter_cls, args.seed, args.walks, args.depth,
-                         args.swarm, report, deadline)
+                         args.swarm, report, deadline, negative=args.negative)
         interrupted_in = interrupted_in or ("walks" if report.interrupted else None)
     report.traces = trace_results
     sim = None
@@ -264,6 +267,8 @@ def report_json(report: engine.Report, jars: list[str]) -> dict[str, Any]:
         "never_driven": report.never,
         "skipped": dict(report.skipped), "skip_reasons": report.skip_reasons,
         "known_divergences": dict(report.known),
+        "negative": {k: {"offered": v["offered"], "refused": v["refused"], "answers": dict(v["answers"])}
+                     for k, v in sorted(report.negative.items())},
         "traces": report.traces,
         "interrupted": report.interrupted,
         "result": None,  # the whole run's verdict, set by _run with each part's beside it ("parts")
@@ -290,6 +295,9 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
     if report.skipped:
         lines.append("draws the real code could not take (the walk drew another action): " +
                      ", ".join(f"{k} {n:,}" for k, n in sorted(report.skipped.items())))
+    if report.negative:
+        lines.append("negative conformance: offered what the model refuses, refused by the real code: " + ", ".join(
+            f"{k} {v['refused']:,} of {v['offered']:,}" for k, v in sorted(report.negative.items())))
     if report.traces:
         lines.append("bug variants' traces (a bug's behaviour: the real code must part from it):")
         lines += [f"  {t['path']} ({t['variant']}, {t['steps']} steps): {t['outcome']}" for t in report.traces]
@@ -301,11 +309,11 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
     first = report.first
     if first is not None:
         d = first.difference
-        kind = {REFUSED: "REFUSED", EXCEPTION: "EXCEPTION"}.get(d.kind, "DIFFERENCE")
+        kind = {REFUSED: "REFUSED", EXCEPTION: "EXCEPTION", ACCEPTED: "ACCEPTED"}.get(d.kind, "DIFFERENCE")
         lines.append(f"{kind} in {first.name} at step {d.step} ({d.action}):")
         if d.kind == REFUSED:
             lines.append(f"  the real code: {d.reason}")
-        elif d.kind == EXCEPTION:
+        elif d.kind in (EXCEPTION, ACCEPTED):
             lines.append(f"  {d.reason}")
         for key, (m, r) in sorted(d.keys.items()):
             lines.append(f"  {key}: model {json.dumps(m)}, real {json.dumps(r)}")

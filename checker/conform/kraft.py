@@ -488,21 +488,25 @@ class KraftAdapter:
         code = int(inbound.completion.get().data().errorCode())
         return None if code == 0 else f"{what} answered {_err(code)}"
 
-    def _add_voter(self, leader: int, j: int) -> str | None:
+    def _add_voter(self, leader: int, j: int, offered: bool = False) -> str | None:
         """AddVoter: the leader handles AddRaftVoter for j (its directory id and endpoint), sends
         ApiVersions to j (AddVoterHandler), which j answers with its kraft.version range; the leader then
-        checks j is caught up (LeaderState.isReplicaCaughtUp) and appends the VotersRecord."""
+        checks j is caught up (LeaderState.isReplicaCaughtUp) and appends the VotersRecord. `offered`:
+        a request the model refuses (negative conformance), sent as the operator would, the
+        leader's connections as they are; a request it holds unanswered counts as taken."""
         J = self.J
         target = self.nodes[j]
         data = J("org.apache.kafka.raft.RaftUtil").addVoterRequest(
             CLUSTER_ID, REQUEST_TIMEOUT_MS, J("org.apache.kafka.raft.ReplicaKey").of(j, target.directory),
             target.endpoints())
         self.api_versions.pop(leader, None)
-        self._free_connection(leader, j)
+        if not offered:
+            self._free_connection(leader, j)
         inbound = self._operator_request(leader, data)
         out = self.api_versions.pop(leader, None)
         if out is None:
-            return self._refused("AddRaftVoter", inbound) or "the leader sent no ApiVersions to the new voter"
+            refused = self._refused("AddRaftVoter", inbound)
+            return refused if offered else refused or "the leader sent no ApiVersions to the new voter"
         Data = J("org.apache.kafka.common.message.ApiVersionsResponseData")
         feature = J("org.apache.kafka.common.message.ApiVersionsResponseData$SupportedFeatureKey")()
         versions = J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange()
@@ -540,6 +544,55 @@ class KraftAdapter:
         data = J("org.apache.kafka.raft.RaftUtil").removeVoterRequest(
             CLUSTER_ID, J("org.apache.kafka.raft.ReplicaKey").of(j, self.nodes[j].directory))
         return self._refused("RemoveRaftVoter", self._operator_request(leader, data))
+
+    # --- negative conformance: what the model refuses, offered to the real code ---------------------
+
+    def refused_offers(self, state: KraftState) -> dict[str, list[Any]]:
+        """The actions the model refuses in `state` by a guard of its own (not by a bound) that the real
+        code can be offered without a message to forge, by kind and case (the engine draws a case,
+        then an action): a client append at a node that is not leader, and the operator's AddVoter
+        and RemoveVoter at a non-leader, or at a leader whose checks fail (rules.validate_add_voter,
+        validate_remove_voter: a change pending, no HW in its epoch, a voter already there or not
+        there, a new voter not caught up). Nodes the adapter is holding before their next poll (a
+        removed leader, an expired Unattached) are not offered anything."""
+        p = self.params
+        out: dict[str, list[Any]] = {}
+        for i, n in enumerate(state.nodes):
+            real = self.nodes[i]
+            if real.stalled() or real.resign_requested():
+                continue
+            at = "at the leader" if n.role == LEADER else "at a non-leader"
+            if n.role != LEADER:
+                out.setdefault(f"ClientAppend {at}", []).append(A.ClientAppend(i))
+            if not p.dynamic or (n.role == LEADER and (state.changes >= p.voter_changes or n.leo >= p.max_log)):
+                continue  # without voter changes, or refused by a bound of the model
+            for j in range(p.n):
+                for action in ((A.AddVoter(i, j),) if j != i else ()) + (A.RemoveVoter(i, j),):
+                    if self.model.next_state(state, action) is None:
+                        out.setdefault(f"{type(action).__name__} {at}", []).append(action)
+        return out
+
+    def offer(self, state: KraftState, action: Any) -> str | None:
+        """Offer the real code a step the model refuses: its refusal (an error answer, or the
+        NotLeaderException KafkaRaftClient.prepareAppend throws at a non-leader), or None if it took it."""
+        kind = type(action)
+        if kind is A.ClientAppend:
+            node = self.nodes[action.node]
+            try:
+                node.client.prepareAppend(node.quorum().epoch(), java_list(self, ["x"]))
+            except self.jpype.JException as e:
+                if not self.J("org.apache.kafka.raft.errors.NotLeaderException").class_.isInstance(e):
+                    raise
+                return "NotLeaderException"
+            node.client.schedulePreparedAppend()
+            node.poll()
+            self._collect(node)
+            return None
+        if kind is A.AddVoter:
+            return self._add_voter(action.leader, action.node, offered=True)
+        if kind is A.RemoveVoter:
+            return self._remove_voter(action.leader, action.node)
+        raise ValueError(f"{kind.__name__} is not offered")
 
     def let_time_pass(self) -> None:
         """Every node's clock past every timer, one node after the other, each polled: what the
