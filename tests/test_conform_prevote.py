@@ -110,7 +110,7 @@ def test_ci_runs_a_seeded_sample_on_both_jar_folders():
 
 def test_add_voter_after_a_pre_vote_election_is_taken_by_the_real_code(kafka_prevote_classpath, tmp_path):
     """AddVoter needs a spare caught up with a leader, which a pre-vote election (Prospective, then
-    Candidate: two vote rounds) leaves swarm walks of depth 30 little room for (none in 10,000): a
+    Candidate: two vote rounds) leaves swarm walks of depth 30 little room for (4 in 10,000): a
     scripted kafka-4.1 behaviour, written as a trace, is driven instead. The spare fetches from the
     bootstrap voter, catches up, is added, and the VotersRecord {0, 1, 2} commits: the real code
     takes every step and matches every state."""
