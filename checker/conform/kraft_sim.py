@@ -26,6 +26,7 @@ from model.kraft.state import BQE_REQUEST, FETCH_REQUEST, REQUESTS, VOTE_REQUEST
 OVERRIDES = {"max_epoch": 4, "max_log": 2, "max_in_flight": 4, "timeouts": -1, "faults": 3, "restarts": 1,
              "disk_losses": 1, "losses": 1, "partitions": 0, "follower_hw": True, "stale_requests": True}
 SEND = {VOTE_REQUEST: A.SendVote, BQE_REQUEST: A.SendBeginQuorumEpoch}
+PRE_VOTE_TIMERS = 4  # timer expirations per simulation on jars with pre-vote (Simulation.timers_left)
 
 
 def observe(adapter: K.KraftAdapter) -> dict[str, Any]:
@@ -55,6 +56,9 @@ class Simulation:
         self.fetch_ok = False
         self.self_voted: set[int] = set()  # followers whose vote of the epoch is for themselves (FOLLOWER_VOTE)
         self.current: str | None = None  # the event being taken
+        # with pre-vote no epoch bound stops the election timers (a Prospective raises no epoch): a
+        # budget of timer expirations per run leaves room for leaders to be elected and replicate
+        self.timers_left: int | None = PRE_VOTE_TIMERS if adapter.pre_vote else None
         self.exception: tuple[int, str, str] | None = None
 
     def faults(self) -> int:
@@ -81,7 +85,7 @@ class Simulation:
             events = self.events()
             if not events:
                 break
-            action, do = events[int(self.rng.random() * len(events)) % len(events)]
+            action, do = self.choose(events)
             before = {n.id: (n.position(), n.incarnation) for n in a.nodes}
             outbox = dict(a.outbox)
             self.current = repr(action)
@@ -104,6 +108,17 @@ class Simulation:
                     self.self_voted.discard(n.id)
             steps.append((repr(action), observe(a)))
         self.current = None
+
+    def choose(self, events: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+        """The next event: uniformly among them; on jars with pre-vote, an event kind first (as walks
+        choose), then one of its events, since there no epoch bound stops the election timers and
+        uniform draws over every node's timer and every vote request leave leaders little room."""
+        if not self.a.pre_vote:
+            return events[int(self.rng.random() * len(events)) % len(events)]
+        kinds = sorted({type(a).__name__ for a, _ in events})
+        kind = kinds[int(self.rng.random() * len(kinds)) % len(kinds)]
+        mine = [e for e in events if type(e[0]).__name__ == kind]
+        return mine[int(self.rng.random() * len(mine)) % len(mine)]
 
     def auto_send(self, outbox_before: dict, movers: set[int]) -> None:
         """The requests the movers made in this step go out together if they fit in flight (model: poll_sends)."""
@@ -170,14 +185,15 @@ class Simulation:
                 action = A.SendFetch(src) if kind == FETCH_REQUEST else SEND[kind](src, dst)
                 out.append((action, lambda key=key: self.send(key)))
         top = max(n.position()[1] for n in a.nodes)
+        timers = self.timers_left is None or self.timers_left > 0
         for n in a.nodes:
             q = n.quorum()
             role, epoch = n.position()
             voter = bool(q.isVoter())
             # with pre-vote only a Resigned's timer raises the epoch (the others become Prospective);
             # on the pull request's jars it makes it Prospective instead (kraft.RESIGNED_STANDS): not taken
-            if a.pre_vote and role == RESIGNED:
-                pass
+            if (a.pre_vote and role == RESIGNED) or not (timers or n.id in stalled):
+                pass  # (a stalled node's ElectionTimeout ends an expiry already counted)
             elif voter and role in (UNATTACHED, PROSPECTIVE, CANDIDATE, RESIGNED) and (
                     top < p.max_epoch or a.pre_vote):
                 out.append((A.ElectionTimeout(n.id), lambda n=n: self.timer(n)))
@@ -212,6 +228,8 @@ class Simulation:
         self.used["losses"] += 1
 
     def timer(self, n: Any) -> None:
+        if self.timers_left is not None and not n.stalled():
+            self.timers_left -= 1
         before = n.position()
         for _ in range(4):
             n.time.sleep(K.EXPIRE_MS)
