@@ -408,12 +408,29 @@ def test_what_the_model_refuses_the_real_code_refuses(classpath):
     assert report.first is None, report.first.difference.line()
     offered = {k: v["offered"] for k, v in report.negative.items()}
     for case in ("ClientAppend at a non-leader", "AddVoter at a non-leader", "RemoveVoter at a non-leader",
-                 "AddVoter at the leader", "RemoveVoter at the leader"):
+                 "AddVoter at the leader", "RemoveVoter at the leader", "VoteRequest with a stale epoch"):
         assert offered.get(case), (case, offered)
     assert all(v["refused"] == v["offered"] for v in report.negative.values())
     assert sum(offered.values()) >= report.steps  # one offer in every state (the first included)
     answers = report.negative["RemoveVoter at a non-leader"]["answers"]
     assert set(answers) == {"RemoveRaftVoter answered NOT_LEADER_OR_FOLLOWER"}
+    stale = {a.split(",")[0] for a in report.negative["VoteRequest with a stale epoch"]["answers"]}
+    assert "answered FENCED_LEADER_EPOCH" in stale and stale <= {"answered FENCED_LEADER_EPOCH",
+                                                                 "answered INVALID_REQUEST"}
+
+
+def test_a_vote_request_of_the_receivers_epoch_offered_as_stale_is_taken(classpath, monkeypatch):
+    """The offer's check can fail: forged with the receiver's own epoch instead of one below it, the
+    Vote request is one the real voter grants (its vote is recorded): an ACCEPTED finding."""
+    from checker.conform import kraft
+
+    forge = kraft.KraftAdapter._offer_stale_vote
+    monkeypatch.setattr(kraft.KraftAdapter, "_offer_stale_vote",
+                        lambda self, a: forge(self, a._replace(epoch=a.epoch + 1)))
+    report = _run(("elections", "three-epochs"), walks=60, depth=30, seed=5, negative=True)
+    assert report.first is not None
+    d = report.first.difference
+    assert d.kind == "accepted" and d.action.startswith("offering StaleVoteRequest("), d
 
 
 def test_a_model_that_refuses_what_the_code_accepts_is_found(classpath, monkeypatch):

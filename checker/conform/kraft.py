@@ -13,18 +13,19 @@ with the running code").
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from checker.config import ConfigError
 from checker.conform.jvm import has_class
 from model.kraft import actions as A
-from model.kraft.rules import last_voter_set
+from model.kraft.network import in_flight, send
+from model.kraft.rules import end_offset as rules_end_offset, last_voter_set
 from model.kraft.rules import (
     CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, NO_ID, PROSPECTIVE, RESIGNED, ROLE_NAMES, UNATTACHED, VOTERS_BASE,
 )
 from model.kraft.state import (
     BQE_REQUEST, BQE_RESPONSE, DATA, FETCH_REQUEST, FETCH_RESPONSE, LEADER_CHANGE, MESSAGE_NAMES, REQUESTS,
-    VOTE_REQUEST, VOTE_RESPONSE, KraftState, kind_name,
+    VOTE_REQUEST, VOTE_RESPONSE, KraftState, VoteRequest, kind_name,
 )
 
 # Kafka timeouts (ms): a node's own clock moves only when the model says one of its timers expires,
@@ -561,6 +562,7 @@ class KraftAdapter:
             real = self.nodes[i]
             if real.stalled() or real.resign_requested():
                 continue
+            self._stale_votes(state, i, out)
             at = "at the leader" if n.role == LEADER else "at a non-leader"
             if n.role != LEADER:
                 out.setdefault(f"ClientAppend {at}", []).append(A.ClientAppend(i))
@@ -571,6 +573,45 @@ class KraftAdapter:
                     if self.model.next_state(state, action) is None:
                         out.setdefault(f"{type(action).__name__} {at}", []).append(action)
         return out
+
+    def _stale_votes(self, state: KraftState, j: int, out: dict[str, list[Any]]) -> None:
+        """A Vote request to node j with an epoch below j's, from each other node with no Vote RPC to j
+        in flight, that the model handles without a change of any node (answers it with an error,
+        or nothing: nobody awaits the answer of a request its sender never sent)."""
+        epoch = state.nodes[j].epoch
+        if epoch < 1:
+            return
+        for i in range(len(state.nodes)):
+            if i == j or in_flight(state, VOTE_REQUEST, i, j):
+                continue
+            forged = self._stale_vote_message(state, i, j)
+            t = self.model.next_state(send(state, forged), A.HandleVoteRequest(i, j))
+            if t is not None and t.nodes == state.nodes:
+                out.setdefault("VoteRequest with a stale epoch", []).append(StaleVoteRequest(i, j, epoch - 1))
+
+    @staticmethod
+    def _stale_vote_message(state: KraftState, i: int, j: int) -> Any:
+        end = rules_end_offset(state.nodes[i].log)
+        return VoteRequest(VOTE_REQUEST, i, j, False, state.nodes[j].epoch - 1, end.epoch, end.offset, False)
+
+    def _offer_stale_vote(self, action: "StaleVoteRequest") -> str | None:
+        """Deliver a Vote request node `src` never sent (its epoch below the receiver's), built as
+        RaftUtil builds one from src's log end; the refusal is the receiver's answer."""
+        J, src, dst = self.J, self.nodes[action.src], self.nodes[action.dst]
+        key = J("org.apache.kafka.raft.ReplicaKey")
+        args = [J("org.apache.kafka.common.TopicPartition")("__cluster_metadata", 0), CLUSTER_ID, action.epoch,
+                key.of(action.src, src.directory), key.of(action.dst, dst.directory),
+                int(src.log.lastFetchedEpoch()), int(src.log.endOffset().offset()), False]  # a standard vote
+        data = J("org.apache.kafka.raft.RaftUtil").singletonVoteRequest(*args)
+        out = self.RaftRequest.Outbound(self.corr.incrementAndGet(), data, self._voter_node(action.dst),
+                                        src.time.milliseconds())
+        f = _Flight(VOTE_REQUEST, action.src, action.dst, out, out, src.incarnation, src)
+        inbound_done = self._deliver_request(f, answer=True)
+        if inbound_done is None:
+            return None  # no answer: the request is held, not refused
+        part = _partition(inbound_done.data())
+        error = _err(part.errorCode()) if int(part.errorCode()) else _err(inbound_done.data().errorCode())
+        return None if error == "NONE" and part.voteGranted() else f"answered {error}, granted {int(part.voteGranted())}"
 
     def offer(self, state: KraftState, action: Any) -> str | None:
         """Offer the real code a step the model refuses: its refusal (an error answer, or the
@@ -592,6 +633,8 @@ class KraftAdapter:
             return self._add_voter(action.leader, action.node, offered=True)
         if kind is A.RemoveVoter:
             return self._remove_voter(action.leader, action.node)
+        if kind is StaleVoteRequest:
+            return self._offer_stale_vote(action)
         raise ValueError(f"{kind.__name__} is not offered")
 
     def let_time_pass(self) -> None:
@@ -654,7 +697,9 @@ class KraftAdapter:
                 return f
         return None
 
-    def _deliver_request(self, f: "_Flight") -> None:
+    def _deliver_request(self, f: "_Flight", answer: bool = False) -> Any:
+        """Handle f's request at its receiver and poll; its answer goes in flight if its sender waits
+        for it. With `answer`, return the answer (None while the receiver holds the request)."""
         dst, src = self.nodes[f.dst], self.nodes[f.src]
         data = f.message.data()
         inbound = self.RaftRequest.Inbound(
@@ -665,14 +710,15 @@ class KraftAdapter:
         dst.poll()
         self._collect(dst)
         if not inbound.completion.isDone():
-            return
+            return None
         response = inbound.completion.get()
         if not self._alive(f):
-            return  # nobody waits for it (ABSTRACTIONS: responses nobody waits for)
+            return response if answer else None  # nobody waits for it (ABSTRACTIONS: responses nobody waits for)
         rkind = f.kind + 1
         if rkind == BQE_RESPONSE and _partition(response.data()).errorCode() == 0:
-            return  # a NONE acknowledgement (ABSTRACTIONS)
+            return None  # a NONE acknowledgement (ABSTRACTIONS)
         self.flight.append(_Flight(rkind, f.dst, f.src, response, f.request, f.incarnation, dst))
+        return None
 
     def _deliver_response(self, f: "_Flight") -> None:
         node = self.nodes[f.dst]
@@ -889,6 +935,15 @@ def java_list(adapter: KraftAdapter, items: list[str]) -> Any:
     for x in items:
         lst.add(adapter.J("java.lang.String")(x))
     return lst
+
+
+class StaleVoteRequest(NamedTuple):
+    """A negative conformance offer: a Vote request from `src` to `dst` with `epoch` below dst's, which
+    src never sent."""
+
+    src: int
+    dst: int
+    epoch: int
 
 
 class _Flight:
