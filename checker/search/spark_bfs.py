@@ -39,6 +39,11 @@ _MODELS: dict[ModelSpec, Any] = {}  # one model per executor process and spec
 
 
 def _model(spec: ModelSpec) -> Any:
+    """The task's model, built once per process; its plugin files are checked in every task."""
+    if spec.plugins:
+        from checker.walks.spark_plugins import activate_on_executor
+
+        activate_on_executor(spec.plugins)
     if spec not in _MODELS:
         _MODELS[spec] = spec.build()
     return _MODELS[spec]
@@ -122,6 +127,19 @@ def _deduper(spec: ModelSpec, run_dir: str, level: int) -> Callable:
     return dedupe
 
 
+def _write_levels(out: tuple[str, str], levels: list, kinds: list) -> None:
+    """--out: the levels and (level, action kind) counts, written by Spark's Parquet writer."""
+    from pyspark.sql import SparkSession
+
+    from checker.walks.results import ACTIONS, LEVELS, write_on_spark
+
+    folder, rid = out
+    session = SparkSession.builder.getOrCreate()
+    write_on_spark(session, os.path.join(folder, "levels"), LEVELS,
+                   [(rid, level, new, gen, round(seconds, 3)) for level, new, gen, seconds in levels])
+    write_on_spark(session, os.path.join(folder, "actions"), ACTIONS, [(rid, level, k, n) for level, k, n in kinds])
+
+
 def trace_of(model: Any, key: int, level: int, reduce: bool = True) -> list[tuple[Any, Any]]:
     """The trace a key packs: its initial state, then `level` action indices."""
     indices = [(key >> (SHIFT * k)) & ((1 << SHIFT) - 1) for k in range(level)]
@@ -138,8 +156,10 @@ def trace_of(model: Any, key: int, level: int, reduce: bool = True) -> list[tupl
 
 def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, partitions: int | None = None,
                   run_dir: str | Path | None = None, reduce: bool = True,
-                  progress: Callable[[Progress], None] | None = None) -> Result:
-    """`checker.search.run.explore` on Spark: the same states, counts, coverage and shortest counterexample."""
+                  progress: Callable[[Progress], None] | None = None, out: tuple[str, str] | None = None) -> Result:
+    """`checker.search.run.explore` on Spark: the same states, counts, coverage and shortest counterexample.
+    `out`: (folder, run id): a row per level and per (level, action kind) is written there as Parquet
+    by Spark (checker/walks/results.py), for the levels the search finished."""
     from pyspark import StorageLevel
 
     from checker.walks.spark import SparkUnavailable, job_failure, ship_packages
@@ -166,6 +186,8 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
     level = 0
     frontier = None
     executors: set[str] = set()
+    levels: list[tuple[int, int, int, float]] = []  # (level, new states, generated, seconds) for --out
+    kinds_by_level: list[tuple[int, str, int]] = []
     try:
         # A stop cancels the running job from a helper thread (its action then fails) and is
         # raised at the next check, never in the middle of a Py4J call.
@@ -181,6 +203,7 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
                 fps.append(fp)
             reached.update({name: 0 for name in first.reached})
             distinct, digest = len(fps), sum(fps) % (1 << 64)
+            levels.append((0, distinct, generated, time.perf_counter() - start))
             for part in range(parts):
                 _write_atomic(_visited_path(str(where), part, 0),
                               array("Q", sorted(fp for fp in fps if fp % parts == part)).tobytes())
@@ -189,23 +212,30 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
             while outcome == OK and size:
                 stop.check()
                 level += 1
+                began = time.perf_counter()
                 candidates = frontier.mapPartitions(_expander(spec, reduce)).partitionBy(parts, _owner)
                 out = candidates.mapPartitionsWithIndex(_deduper(spec, str(where), level))
                 out.persist(StorageLevel.MEMORY_AND_DISK)
                 stats = out.filter(lambda r: r[0] == "stat").map(lambda r: r[1]).collect()
                 new = 0
                 least: Optional[tuple[int, str]] = None
+                level_generated = 0
+                level_kinds: dict[str, int] = {}
                 for gen, kinds, fresh, fsum, violation, names, where_run in stats:
                     executors.add(where_run)
                     generated += gen
+                    level_generated += gen
                     for k, n in kinds.items():
                         counts[k] = counts.get(k, 0) + n
+                        level_kinds[k] = level_kinds.get(k, 0) + n
                     new += fresh
                     digest = (digest + fsum) % (1 << 64)
                     if violation is not None and (least is None or violation[0] < least[0]):
                         least = violation
                     for name in names:
                         reached.setdefault(name, level)
+                levels.append((level, new, level_generated, time.perf_counter() - began))
+                kinds_by_level.extend((level, k, n) for k, n in sorted(level_kinds.items()))
                 if new:
                     depth = level
                 if least is not None:
@@ -227,6 +257,8 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
                     seconds = time.perf_counter() - start
                     progress(Progress(distinct, generated, depth, size, seconds))
             stop.check()
+            if out is not None:
+                _write_levels(out, levels, kinds_by_level)
     except KeyboardInterrupt:
         outcome, interrupted = INCOMPLETE, True
     except Exception as e:  # Py4JJavaError: a task failed; its Python error is in the text
