@@ -17,7 +17,7 @@ from checker.provenance import model_source
 from checker.traces.render import render_text, trace_json
 from checker.selection import select_invariants
 from checker.cli.options import (EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION, _config_text, _positive_int,
-                                 add_config_arguments, default_workers, positive_seconds, process_count,
+                                 add_config_arguments, default_workers, nonnegative_int, positive_seconds, process_count,
                                  progress_printer, run_config, with_timeout)
 
 # ---------------------------------------------------------------------------------------------
@@ -63,6 +63,9 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
                         help="spark engine: local[*] (default) or spark://host:port")
     parser.add_argument("--partitions", type=_positive_int, metavar="P",
                         help="spark engine: partitions of the fingerprint space (default 4 x the default parallelism)")
+    parser.add_argument("--driver-level", type=nonnegative_int, metavar="N", default=None,
+                        help="spark engine: a BFS level of at most N states is expanded on the driver instead of"
+                             " by a Spark job (default 5,000; 0: every level on Spark)")
     parser.add_argument("--out", metavar="DIR",
                         help="spark engine: write per-level and per-action counts and the run's row as Parquet"
                              " tables in DIR, new or empty (docs/simulate.md, 'Results as data')")
@@ -285,7 +288,8 @@ def _resumed_config(args: argparse.Namespace) -> None:
 
 def _check_engine_options(args: argparse.Namespace) -> None:
     if args.engine == "local":
-        for option, value in (("--master", args.master), ("--partitions", args.partitions), ("--out", args.out)):
+        for option, value in (("--master", args.master), ("--partitions", args.partitions), ("--out", args.out),
+                              ("--driver-level", args.driver_level)):
             if value is not None:
                 raise ConfigError(f"{option} needs --engine spark")
     else:
@@ -315,7 +319,8 @@ def _explore_on_spark(args: argparse.Namespace, rc: RunConfig, progress: Callabl
                           f" {default_log_path()}", file=sys.stderr, flush=True)
                 return explore_spark(session.sparkContext, spec, max_states=args.max_states,
                                      partitions=args.partitions, run_dir=args.run_dir, reduce=args.reduce,
-                                     progress=progress, out=out)
+                                     progress=progress, out=out, **({} if args.driver_level is None else
+                                                                    {"driver_level": args.driver_level}))
             finally:
                 if owned:
                     session.stop()
