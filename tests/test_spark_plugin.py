@@ -60,6 +60,10 @@ def test_simulate_with_a_plugin_on_spark_gives_the_local_walks(spark, tmp_path: 
     for key in ("violations", "action_counts", "depth_histogram", "outcomes", "sometimes_reached",
                 "distinct_states", "steps"):
         assert remote[key] == local[key], key
+    # the session's Python workers are reused: the next job, without the plugin, runs without it
+    code, plain = _run(capsys, "simulate", "--preset", "smoke", "--walks", "60", "--seed", "3", "--depth", "40",
+                       "--engine", "spark", "--partitions", "3")
+    assert code == 0 and plain["plugins"] == [] and plain["variant"] == "kafka-4.1"
 
 
 def test_check_with_a_plugin_on_spark_counts_the_local_states(spark, tmp_path: Path, capsys) -> None:

@@ -46,11 +46,11 @@ _MODELS: dict[ModelSpec, Any] = {}  # one model per executor process and spec
 
 
 def _model(spec: ModelSpec) -> Any:
-    """The task's model, built once per process; its plugin files are checked in every task."""
-    if spec.plugins:
-        from checker.walks.spark_plugins import activate_on_executor
+    """The task's model, built once per process; its plugin files are checked, and put in force
+    alone (a reused Python worker may hold another job's), in every task."""
+    from checker.walks.spark_plugins import activate_on_executor
 
-        activate_on_executor(spec.plugins)
+    activate_on_executor(spec.plugins)
     if spec not in _MODELS:
         _MODELS[spec] = spec.build()
     return _MODELS[spec]

@@ -279,11 +279,11 @@ def ship_packages(sc, spec: ModelSpec, master: str) -> list[str]:
 
 
 def build_on_executor(spec: ModelSpec) -> Any:
-    """The model of `spec` in a task: its plugins checked and put in force first."""
-    if spec.plugins:
-        from checker.walks.spark_plugins import activate_on_executor
+    """The model of `spec` in a task: its plugins checked and put in force first, alone (a reused
+    Python worker may hold another job's)."""
+    from checker.walks.spark_plugins import activate_on_executor
 
-        activate_on_executor(spec.plugins)
+    activate_on_executor(spec.plugins)
     return spec.build()
 
 

@@ -76,8 +76,9 @@ def local_copy(name: str, sha256: str) -> str:
 
 
 def activate_on_executor(shipped: Iterable[Shipped]) -> list[str]:
-    """Before a task builds a model: check every shipped plugin and put them in force, unless
-    this process already has exactly these (a reused Python worker); returns the local paths."""
+    """Before a task builds a model: check every shipped plugin and put them in force, alone (no
+    plugin: none in force), unless this process already has exactly these (a reused Python
+    worker); returns the local paths."""
     from checker import plugin
 
     shipped = list(shipped)
