@@ -180,6 +180,24 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.fixture(scope="session")
+def kafka_prevote_classpath() -> str:
+    """The Kafka jars with KIP-996's pre-vote (env KCHECK_KAFKA_PREVOTE_CLASSPATH, else the checkout's
+    ../shared/kafka-prevote where it exists, as .ci/run sets it); skipped without them, failed where
+    KCHECK_REQUIRE_KAFKA=1. The tests run `kcheck conform` on them in a process of its own (one JVM,
+    one class path per process)."""
+    cp = os.environ.get("KCHECK_KAFKA_PREVOTE_CLASSPATH", "")
+    if not cp:
+        sibling = Path(__file__).resolve().parents[2] / "shared" / "kafka-prevote"
+        cp = str(sibling) if sibling.is_dir() else ""
+    if not cp:
+        if os.environ.get("KCHECK_REQUIRE_KAFKA") == "1":
+            pytest.fail("KCHECK_REQUIRE_KAFKA=1 but KCHECK_KAFKA_PREVOTE_CLASSPATH is not set"
+                        " (nor is ../shared/kafka-prevote there)")
+        pytest.skip("KCHECK_KAFKA_PREVOTE_CLASSPATH not set (the Kafka jars with pre-vote)")
+    return cp
+
+
+@pytest.fixture(scope="session")
 def kafka_classpath() -> str:
     """The Kafka jars (env KCHECK_KAFKA_CLASSPATH) with the JVM started on them, once per test
     process; skipped without them, failed where KCHECK_REQUIRE_KAFKA=1 says they must run (.ci/run)."""

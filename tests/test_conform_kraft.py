@@ -43,14 +43,14 @@ def _models(presets, variant="no-pre-vote"):
     return out
 
 
-def _run(presets, walks, depth, seed=0, swarm=True):
+def _run(presets, walks, depth, seed=0, swarm=True, negative=False):
     from checker.conform import engine
     from checker.conform.kraft import KraftAdapter
 
     models = _models(presets)
     report = engine.Report("kraft", "no-pre-vote", [str(p) for p in presets], seed, depth, swarm)
     report.action_kinds = tuple(models[0][1].action_kinds)
-    return engine.run_walks(models, KraftAdapter, seed, walks, depth, swarm, report)
+    return engine.run_walks(models, KraftAdapter, seed, walks, depth, swarm, report, negative=negative)
 
 
 def test_swarm_walks_agree_and_drive_every_kind(classpath):
@@ -320,3 +320,129 @@ def test_seeded_walks_on_the_dynamic_presets_drive_voter_changes_and_agree(class
     assert not report.interrupted and not report.known
     for kind in ("SendObserverFetch", "AddVoter", "RemoveVoter", "ResignAfterRemoval"):
         assert report.counts[kind], f"{kind} never driven ({dict(report.counts)})"
+
+
+# --- an exception from the real code (tests/test_conform_verdict.py: the same without a JVM) -------------
+
+
+@pytest.fixture
+def failing_store(classpath, monkeypatch):
+    """Every node's quorum-state store is Kafka's MockQuorumStateStore behind a test double that
+    throws java.lang.IllegalStateException when asked to persist an epoch of 1 or more (the first
+    vote or candidacy): as a full disk would, inside KafkaRaftClient's own call."""
+    import jpype
+
+    from checker.conform import kraft
+
+    @jpype.JImplements("org.apache.kafka.raft.QuorumStateStore")
+    class FailingStore:
+        def __init__(self, inner):
+            self.inner = inner
+
+        @jpype.JOverride
+        def readElectionState(self):
+            return self.inner.readElectionState()
+
+        @jpype.JOverride
+        def writeElectionState(self, latest, version):
+            if latest.epoch() >= 1:
+                raise jpype.JClass("java.lang.IllegalStateException")("injected: the quorum-state disk is full")
+            self.inner.writeElectionState(latest, version)
+
+        @jpype.JOverride
+        def path(self):
+            return self.inner.path()
+
+        @jpype.JOverride
+        def clear(self):
+            self.inner.clear()
+
+    fresh_disk = kraft._Node.fresh_disk
+
+    def failing_disk(node):
+        fresh_disk(node)
+        node.store = FailingStore(node.store)
+
+    monkeypatch.setattr(kraft._Node, "fresh_disk", failing_disk)
+
+
+def test_an_exception_of_the_real_code_in_a_walk_is_a_named_finding(failing_store, classpath, capsys, tmp_path):
+    from checker import cli
+
+    trace = tmp_path / "exc.itf.json"
+    code = cli.main(["conform", "--preset", "elections", "--walks", "3", "--seed", "1", "--json",
+                     "--trace-out", str(trace), "--kafka-classpath", classpath])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["result"] == "exception" and out["parts"]["walks"] == "exception"
+    d = out["difference"]
+    assert d["kind"] == "exception" and d["step"] >= 1
+    assert d["reason"] == "the real code threw java.lang.IllegalStateException: injected: the quorum-state disk is full"
+    assert len(json.loads(trace.read_text())["states"]) == d["step"] + 1
+
+
+def test_an_exception_of_the_real_code_in_a_simulation_is_a_named_finding(failing_store, classpath, capsys, tmp_path):
+    from checker import cli
+
+    trace = tmp_path / "sim.itf.json"
+    code = cli.main(["conform", "--walks", "0", "--simulate", "3", "--depth", "20", "--seed", "1", "--json",
+                     "--trace-out", str(trace), "--kafka-classpath", classpath])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["result"] == "exception"
+    assert out["parts"] == {"walks": "not run", "traces": "not run", "simulations": "exception"}
+    bad = out["simulation"]["first_invalid"]
+    assert bad["result"] == "exception" and "java.lang.IllegalStateException: injected" in bad["exception"]
+    doc = json.loads(trace.read_text())
+    assert len(doc["states"]) == bad["step"] and "injected" in doc["#meta"]["description"]
+
+
+# --- negative conformance: what the model refuses, offered to the real code ----------------------------
+
+DYNAMIC = (("reconfig", {"max_in_flight": 2}), "two-additions", "voter-race")
+
+
+def test_what_the_model_refuses_the_real_code_refuses(classpath):
+    """--negative: in every state a walk reaches, one action the model's guard refuses is offered to
+    the real code (a client append at a non-leader, AddVoter and RemoveVoter at a non-leader or at a
+    leader whose checks fail); it refuses each, and the walks' own steps agree as without it."""
+    report = _run(DYNAMIC, walks=60, depth=30, seed=5, negative=True)
+    assert report.first is None, report.first.difference.line()
+    offered = {k: v["offered"] for k, v in report.negative.items()}
+    for case in ("ClientAppend at a non-leader", "AddVoter at a non-leader", "RemoveVoter at a non-leader",
+                 "AddVoter at the leader", "RemoveVoter at the leader", "VoteRequest with a stale epoch"):
+        assert offered.get(case), (case, offered)
+    assert all(v["refused"] == v["offered"] for v in report.negative.values())
+    assert sum(offered.values()) >= report.steps  # one offer in every state (the first included)
+    answers = report.negative["RemoveVoter at a non-leader"]["answers"]
+    assert set(answers) == {"RemoveRaftVoter answered NOT_LEADER_OR_FOLLOWER"}
+    stale = {a.split(",")[0] for a in report.negative["VoteRequest with a stale epoch"]["answers"]}
+    assert "answered FENCED_LEADER_EPOCH" in stale and stale <= {"answered FENCED_LEADER_EPOCH",
+                                                                 "answered INVALID_REQUEST"}
+
+
+def test_a_vote_request_of_the_receivers_epoch_offered_as_stale_is_taken(classpath, monkeypatch):
+    """The offer's check can fail: forged with the receiver's own epoch instead of one below it, the
+    Vote request is one the real voter grants (its vote is recorded): an ACCEPTED finding."""
+    from checker.conform import kraft
+
+    forge = kraft.KraftAdapter._offer_stale_vote
+    monkeypatch.setattr(kraft.KraftAdapter, "_offer_stale_vote",
+                        lambda self, a: forge(self, a._replace(epoch=a.epoch + 1)))
+    report = _run(("elections", "three-epochs"), walks=60, depth=30, seed=5, negative=True)
+    assert report.first is not None
+    d = report.first.difference
+    assert d.kind == "accepted" and d.action.startswith("offering StaleVoteRequest("), d
+
+
+def test_a_model_that_refuses_what_the_code_accepts_is_found(classpath, monkeypatch):
+    """A model whose leader refuses every RemoveVoter (its guard too strict) never drives one, so the
+    walks alone agree; offered, the real leader takes it: an ACCEPTED finding at that state."""
+    from model.kraft import rules
+
+    monkeypatch.setattr(rules, "validate_remove_voter", lambda *a, **k: rules.VOTER_NOT_FOUND)
+    plain = _run(DYNAMIC, walks=60, depth=30, seed=5)
+    assert plain.first is None and not plain.counts["RemoveVoter"]
+    report = _run(DYNAMIC, walks=60, depth=30, seed=5, negative=True)
+    assert report.first is not None
+    d = report.first.difference
+    assert d.kind == "accepted" and d.action.startswith("offering RemoveVoter(leader=")
+    assert "which the model refuses here" in d.reason and d.keys

@@ -403,3 +403,50 @@ def test_a_difference_is_reported_with_a_trace_render_draws(jvm: None, monkeypat
     monkeypatch.undo()
     page = tmp_path / "diff.html"
     assert cli.main(["render", str(trace), "--html", str(page), "--quiet"]) == 0 and page.stat().st_size > 0
+
+
+# --- negative conformance: what the model's controller refuses, offered to the real one -------------
+
+
+def _negative_walks(presets: Any, walks: int, seed: int) -> Any:
+    from checker.conform import engine
+    from checker.conform.replication import ReplicationAdapter, known_divergence
+
+    models = [(p, _model(p)) for p in presets]
+    report = engine.Report("replication", "kafka-4.1", list(presets), seed, 40, True)
+    report.action_kinds = tuple(models[0][1].action_kinds)
+    engine.run_walks(models, ReplicationAdapter, seed, walks, 40, True, report, negative=True)
+    return report
+
+
+def test_what_the_model_controller_refuses_the_real_controller_refuses(jvm: None) -> None:
+    """--negative: ElectLeaders PREFERRED and UNCLEAN where the model's rule answers an error, offered
+    in every state a walk reaches: the real controller answers the same error and writes nothing."""
+    report = _negative_walks(("last-known-leader", "zombie-leader", "one-crash"), walks=45, seed=3)
+    assert report.first is None, report.first.difference.line()
+    assert set(report.negative) >= {"ElectLeaders PREFERRED", "ElectLeaders UNCLEAN"}
+    for case, tally in report.negative.items():
+        assert tally["offered"] == tally["refused"] > 0, (case, tally)
+        for answer in tally["answers"]:  # "answered X (model: X)": the same error on both sides
+            real, model = answer.removeprefix("answered ").rstrip(")").split(" (model: ")
+            assert real == model, answer
+
+
+def test_a_model_controller_refusing_an_election_kafka_makes_is_found(jvm: None,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model whose controller answers every UNCLEAN election ELECTION_NOT_NEEDED never takes one,
+    so its walks agree; offered where a leaderless partition has a live replica, the real controller
+    elects it: an ACCEPTED finding."""
+    from model.replication import controller as rules
+
+    real_rule = rules.elect_leader_request
+
+    def wrong(reg: Any, brokers: Any, election: str, **kw: Any) -> Any:
+        return (rules.ELECTION_NOT_NEEDED, None) if election == rules.UNCLEAN else real_rule(reg, brokers, election, **kw)
+
+    monkeypatch.setattr(rules, "elect_leader_request", wrong)
+    report = _negative_walks(("last-known-leader", "zombie-leader", "one-crash"), walks=200, seed=3)
+    assert report.first is not None
+    d = report.first.difference
+    assert d.kind == "accepted" and d.action == "offering ElectLeaders(election='UNCLEAN')", d
+    assert "partition.leader" in d.keys

@@ -656,27 +656,57 @@ def _prove_edited(tmp_path: Path, rule: str, old: str, new: str, *args: str) -> 
                           text=True, timeout=1200)
 
 
-def test_prove_refuses_when_the_kraft_vote_compares_the_last_epoch_only(tmp_path):
-    """The vote's log check edited to compare the last epochs only (it breaks leader completeness):
-    the hand-written encoding keeps the old check, so the cross-check finds the two part at a vote
-    and prove refuses, exit 2, one line; nothing is proved."""
-    p = _prove_edited(tmp_path, "model/kraft/rules.py",
-                      "    return (candidate_last_epoch, candidate_end_offset) >= (local.epoch, local.offset)",
-                      "    return candidate_last_epoch >= local.epoch", "--model", "kraft", "--size", "3", "--quiet")
+def _refused(p: subprocess.CompletedProcess[str], model: str, edited: str) -> None:
+    """One line, exit 2, no proof: the edited file named, whatever a sample check would find."""
     assert p.returncode == 2 and p.stdout == "", p.stderr[-3000:]
-    assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith("kcheck: error: the kraft encoding")
-    assert "they part at HandleVoteRequest(" in p.stderr and "nothing is proved" in p.stderr
+    assert len(p.stderr.splitlines()) == 1, p.stderr[-3000:]
+    assert p.stderr.startswith(f"kcheck: error: the {model} model's sources differ from those its"), p.stderr
+    assert f"model/{edited} (edited)" in p.stderr and "nothing is proved" in p.stderr
     assert "proved" not in p.stderr.replace("nothing is proved", "")
 
 
-def test_prove_refuses_when_a_replication_rule_is_edited(tmp_path):
+VOTE_RULE = ("model/kraft/rules.py",
+             "    return (candidate_last_epoch, candidate_end_offset) >= (local.epoch, local.offset)",
+             "    return candidate_last_epoch >= local.epoch")
+
+
+@pytest.mark.parametrize("size", ["3", "any"])
+def test_prove_refuses_when_the_kraft_vote_compares_the_last_epoch_only(tmp_path, size):
+    """The vote's log check edited to compare the last epochs only (it breaks leader completeness,
+    as kcheck check finds): the encodings are hand-written copies, so prove refuses for a fixed size
+    and for every size, exit 2, one line naming the file; it once said proved at --size any, where a
+    sample check passed the edited line by."""
+    p = _prove_edited(tmp_path, *VOTE_RULE, "--model", "kraft", "--size", size, "--quiet")
+    _refused(p, "kraft", "kraft/rules.py")
+
+
+def test_prove_refuses_a_bmc_of_an_edited_model(tmp_path):
+    """A BMC's "ok within the bound" is of the encoding too: refused the same way."""
+    p = _prove_edited(tmp_path, *VOTE_RULE, "--model", "kraft", "--size", "3", "--bmc", "2", "--quiet")
+    _refused(p, "kraft", "kraft/rules.py")
+
+
+@pytest.mark.parametrize("size", ["3", "any"])
+def test_prove_refuses_when_a_replication_rule_is_edited(tmp_path, size):
     """The leader's HW rule edited (the HW holds while the ISR is at the min ISR, not only below it):
-    prove refuses at the first Produce whose HW the two disagree on."""
+    refused before any sample check runs, with --json too (no JSON: nothing was checked)."""
     p = _prove_edited(tmp_path, "model/replication/partition.py",
                       "    if strict_min_isr and len(isr) < effective_min_isr:",
-                      "    if strict_min_isr and len(isr) <= effective_min_isr:", "--model", "replication", "--json")
-    assert p.returncode == 2 and p.stdout == "", p.stderr[-3000:]
-    lines = p.stderr.splitlines()
-    assert lines[-1].startswith("kcheck: error: the replication encoding") and "they part at Produce(" in lines[-1]
-    assert all(line.startswith("kcheck: ") for line in lines)
-    assert "cross-checking the encoding against them first" in p.stderr
+                      "    if strict_min_isr and len(isr) <= effective_min_isr:", "--model", "replication", "--json",
+                      "--size", size)
+    _refused(p, "replication", "replication/partition.py")
+    assert "cross-check" not in p.stderr and "sample" not in p.stderr.replace("a sample cannot", "")
+
+
+def test_an_added_model_file_is_named_and_an_edited_encoding_is_refused(monkeypatch):
+    """The refusal names an added file, and an encoding edited after its record is refused too."""
+    rec = checked_against.recorded("kraft")
+    files = dict(rec["files"])
+    files.pop("kraft/rules.py")
+    monkeypatch.setattr(checked_against, "recorded", lambda m: {**rec, "model": "0" * 64, "files": files})
+    assert checked_against.changed_files("kraft") == ["model/kraft/rules.py (added)"]
+    assert "model/kraft/rules.py (added)" in checked_against.refusal("kraft", any_size=True)
+    monkeypatch.setattr(checked_against, "recorded", lambda m: {**rec, "encoding_any": "0" * 64})
+    assert checked_against.refusal("kraft", any_size=False) is None
+    reason = checked_against.refusal("kraft", any_size=True)
+    assert reason.startswith("the every-size kraft encoding") and "checker/proofs/kraft_param.py" in reason

@@ -294,7 +294,7 @@ def test_a_response_that_names_an_unknown_leader_conforms():
 def test_the_every_size_proof_names_the_model_source_and_how_the_encoding_follows_it(cli_any_json):
     rc, out = cli_any_json
     assert rc == 0
-    assert out["model_source"]["files"] > 10 and out["encoding_check"]["how"].startswith("covers the model: ")
+    assert out["model_source"]["files"] > 10 and out["encoding_check"]["how"].startswith("follows the model (its sources, sha256 ")
 
 
 def test_a_query_no_seed_answers_is_unknown_and_one_seed_is_enough(monkeypatch):

@@ -15,6 +15,8 @@ from checker.config import ConfigError
 
 REFUSED = "refused"      # the real code could not take the model's step (raised, or answered with an error)
 DIFFERS = "differs"      # it took the step, and the abstraction of its state differs from the model's
+EXCEPTION = "exception"  # the real code (or the adapter calling it) threw: a finding, never a refusal
+ACCEPTED = "accepted"    # negative conformance: the real code took a step the model refuses
 
 
 @runtime_checkable
@@ -57,12 +59,31 @@ class Difference:
         """One line for the report."""
         if self.kind == REFUSED:
             return f"step {self.step} ({self.action}): the real code refused: {self.reason}"
+        if self.kind in (EXCEPTION, ACCEPTED):
+            return f"step {self.step} ({self.action}): {self.reason}"
         shown = "; ".join(f"{k}: model {m!r}, real {r!r}" for k, (m, r) in sorted(self.keys.items()))
         return f"step {self.step} ({self.action}): {shown}"
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "step": self.step, "action": self.action, "reason": self.reason,
                 "keys": {k: {"model": m, "real": r} for k, (m, r) in sorted(self.keys.items())}}
+
+
+def exception_line(e: BaseException) -> str:
+    """One line naming an exception: a Java one (thrown by the real code, through JPype) by its Java
+    class, else the Python one the adapter raised (a defect of the adapter, not of Kafka)."""
+    get_class = getattr(e, "getClass", None)
+    if get_class is not None:
+        try:
+            name, message = str(get_class().getName()), e.getMessage()
+        except Exception:  # not a live Java object after all
+            get_class = None
+    if get_class is None:
+        name, message = f"the adapter raised {type(e).__name__}", str(e)
+    else:
+        name = f"the real code threw {name}"
+    text = str(message).splitlines()[0] if message is not None and str(message) else ""
+    return (f"{name}: {text}" if text else name)[:400]
 
 
 def compare(model_view: dict[str, Any], real_view: dict[str, Any]) -> dict[str, tuple[Any, Any]]:

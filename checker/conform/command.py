@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import sys
 import time
 from typing import Any
 
 from checker.cli.options import (EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION, nonnegative_int, positive_int, positive_seconds)
 from checker.config import ConfigError, load_config, load_definition
 from checker.conform import engine
-from checker.conform.adapter import REFUSED, adapter_for
+from checker.conform.adapter import ACCEPTED, EXCEPTION, REFUSED, adapter_for
 from checker.conform.jvm import ENV, resolve_classpath, start_jvm
 from checker.provenance import model_source
 
@@ -38,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--depth", type=positive_int, default=30, help="steps per walk (default 30)")
     parser.add_argument("--seed", type=nonnegative_int, default=0, help="walk seed (default 0)")
     parser.add_argument("--swarm", action="store_true", help="swarm walks: each walk weights the action kinds")
+    parser.add_argument("--negative", action="store_true",
+                        help="negative conformance: in every state a walk reaches, also offer the real code one"
+                             " action the model refuses there (it must refuse it too); counts per action kind")
     parser.add_argument("--traces", nargs="+", metavar="TRACE", default=[],
                         help="also drive the real code along these ITF traces (e.g. traces/kraft/*.itf.json)")
     parser.add_argument("--simulate", type=nonnegative_int, default=0, metavar="N",
@@ -56,8 +60,18 @@ def run(args: argparse.Namespace) -> int:
         with engine.stop_at_step_boundaries():
             return _run(args)
     except ConfigError as e:
-        print(f"kcheck: error: {' '.join(str(e).splitlines())}", flush=True, file=__import__('sys').stderr)
+        print(f"kcheck: error: {' '.join(str(e).splitlines())}", flush=True, file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Exception as e:  # thrown outside any part (setting up the real objects): still one verdict
+        from checker.conform.adapter import exception_line
+        line = exception_line(e)
+        if args.json:
+            print(json.dumps({"model": args.model, "result": "exception", "exception": line,
+                              "parts": {"walks": "not run", "traces": "not run", "simulations": "not run"}}))
+        else:
+            print(f"EXCEPTION while setting up the run: {line}")
+            print("VERDICT of the whole run: EXCEPTION (nothing was driven)")
+        return EXIT_VIOLATION
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -95,12 +109,15 @@ def _run(args: argparse.Namespace) -> int:
                        if all(k in getattr(m, "disabled_actions", lambda: {})() for _, _, m in models)}
     report.abstractions = adapter_cls(models[0][2]).abstractions()
     deadline = time.monotonic() + args.timeout if args.timeout else None
+    interrupted_in: str | None = None
     trace_results = []
     if args.traces:
         trace_results = run_traces(args.traces, adapter_cls, report, args.model)
-    if args.walks and report.first is None:
+        interrupted_in = "traces" if report.interrupted else None
+    if args.walks and report.first is None and not report.interrupted:
         engine.run_walks([(p, m) for p, _, m in models], adapter_cls, args.seed, args.walks, args.depth,
-                         args.swarm, report, deadline)
+                         args.swarm, report, deadline, negative=args.negative)
+        interrupted_in = interrupted_in or ("walks" if report.interrupted else None)
     report.traces = trace_results
     sim = None
     if args.simulate and report.first is None and not report.interrupted:
@@ -108,27 +125,102 @@ def _run(args: argparse.Namespace) -> int:
         sim = kraft_sim.simulate(rc0.variant, args.simulate, args.depth, args.seed, args.simulate_out,
                                  stop=engine.stopping)
         report.interrupted = report.interrupted or bool(sim.get("interrupted"))
+        interrupted_in = interrupted_in or ("simulations" if sim.get("interrupted") else None)
+    parts = part_verdicts(args, report, trace_results, sim, interrupted_in)
+    result = whole_verdict(parts, report)
     if args.trace_out and report.first is not None:
         _write_trace(args.trace_out, report, models)
     elif args.trace_out and sim is not None and sim["first_invalid"] is not None:
         from checker.traces import itf
         itf.write(args.trace_out, sim["first_invalid"]["document"])
+    elif args.trace_out and any(t.get("document") for t in trace_results):
+        from checker.traces import itf
+        itf.write(args.trace_out, next(t["document"] for t in trace_results if t.get("document")))
     if args.json:
         out = report_json(report, jars)
+        out["traces"] = [{k: v for k, v in t.items() if k != "document"} for t in trace_results]
         if sim is not None:
             out["simulation"] = {k: v for k, v in sim.items() if k != "first_invalid"}
             out["simulation"]["first_invalid"] = None if sim["first_invalid"] is None else {
                 k: v for k, v in sim["first_invalid"].items() if k != "document"}
+        out["result"], out["parts"] = result, parts
         print(json.dumps(out))
     else:
         print(report_text(report, jars))
         if sim is not None:
             print(simulation_text(sim))
-    if report.first is not None or (sim is not None and sim["first_invalid"] is not None):
+        print(verdict_text(result, parts))
+    return verdict_exit(result)
+
+
+# A part's verdict: what it found. The whole run's `result` is its worst part: a Java exception
+# (or the adapter's own), then a difference, then an interruption.
+FINDINGS = ("exception", "difference")
+
+
+def part_verdicts(args: argparse.Namespace, report: engine.Report, traces: list[dict[str, Any]],
+                  sim: dict[str, Any] | None, interrupted_in: str | None) -> dict[str, str]:
+    """Each part's own verdict: walks, traces, simulations ("not run" where the run did not ask
+    for it or stopped before it)."""
+    from checker.conform.adapter import EXCEPTION
+    from checker.conform.traces import THREW
+
+    first = report.first
+    if not args.walks:
+        walks = "not run"
+    elif first is not None:
+        walks = "exception" if first.difference.kind == EXCEPTION else "difference"
+    elif interrupted_in == "walks":
+        walks = "interrupted"
+    elif interrupted_in == "traces":
+        walks = "not run: interrupted before"
+    else:
+        walks = "agree" if report.behaviours else "no walks"
+    if not args.traces:
+        trace_verdict = "not run"
+    elif any(t.get("result") == THREW for t in traces):
+        trace_verdict = "exception"
+    elif interrupted_in == "traces":
+        trace_verdict = "interrupted"
+    else:
+        trace_verdict = "driven"  # each trace's outcome says where the real code parts from the bug
+    if not args.simulate:
+        sims = "not run"
+    elif sim is None:
+        sims = "not run: the walks " + ("were interrupted" if report.interrupted else "found a difference")
+    elif sim["first_invalid"] is not None:
+        sims = "exception" if sim["first_invalid"]["result"] == "exception" else "invalid"
+    elif sim.get("interrupted"):
+        sims = "interrupted"
+    else:
+        sims = "valid"
+    return {"walks": walks, "traces": trace_verdict, "simulations": sims}
+
+
+def whole_verdict(parts: dict[str, str], report: engine.Report) -> str:
+    verdicts = set(parts.values())
+    if "exception" in verdicts:
+        return "exception"
+    if verdicts & {"difference", "invalid"}:
+        return "difference"
+    if "interrupted" in verdicts or report.interrupted:
+        return "interrupted"
+    if verdicts & {"agree", "valid"}:
+        return "agree"
+    return "no walks"
+
+
+def verdict_exit(result: str) -> int:
+    if result in FINDINGS:
         return EXIT_VIOLATION
-    if report.interrupted or (report.behaviours == 0 and not report.traces and sim is None):
+    if result == "interrupted":
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def verdict_text(result: str, parts: dict[str, str]) -> str:
+    return (f"VERDICT of the whole run: {result.upper()} (walks {parts['walks']}; traces {parts['traces']};"
+            f" simulations {parts['simulations']})")
 
 
 def run_traces(paths: list[str], adapter_cls: Any, report: engine.Report, model_name: str) -> list[dict[str, Any]]:
@@ -175,10 +267,11 @@ def report_json(report: engine.Report, jars: list[str]) -> dict[str, Any]:
         "never_driven": report.never,
         "skipped": dict(report.skipped), "skip_reasons": report.skip_reasons,
         "known_divergences": dict(report.known),
+        "negative": {k: {"offered": v["offered"], "refused": v["refused"], "answers": dict(v["answers"])}
+                     for k, v in sorted(report.negative.items())},
         "traces": report.traces,
         "interrupted": report.interrupted,
-        "result": "difference" if first else ("interrupted" if report.interrupted else
-                                              "agree" if report.behaviours else "no walks"),
+        "result": None,  # the whole run's verdict, set by _run with each part's beside it ("parts")
         "difference": None if first is None else {
             "behaviour": first.name, **first.difference.to_json(),
             "behaviour_so_far": [repr(a) for a, _ in first.trail[1:]]},
@@ -202,6 +295,9 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
     if report.skipped:
         lines.append("draws the real code could not take (the walk drew another action): " +
                      ", ".join(f"{k} {n:,}" for k, n in sorted(report.skipped.items())))
+    if report.negative:
+        lines.append("negative conformance: offered what the model refuses, refused by the real code: " + ", ".join(
+            f"{k} {v['refused']:,} of {v['offered']:,}" for k, v in sorted(report.negative.items())))
     if report.traces:
         lines.append("bug variants' traces (a bug's behaviour: the real code must part from it):")
         lines += [f"  {t['path']} ({t['variant']}, {t['steps']} steps): {t['outcome']}" for t in report.traces]
@@ -213,10 +309,12 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
     first = report.first
     if first is not None:
         d = first.difference
-        kind = "REFUSED" if d.kind == REFUSED else "DIFFERENCE"
+        kind = {REFUSED: "REFUSED", EXCEPTION: "EXCEPTION", ACCEPTED: "ACCEPTED"}.get(d.kind, "DIFFERENCE")
         lines.append(f"{kind} in {first.name} at step {d.step} ({d.action}):")
         if d.kind == REFUSED:
             lines.append(f"  the real code: {d.reason}")
+        elif d.kind in (EXCEPTION, ACCEPTED):
+            lines.append(f"  {d.reason}")
         for key, (m, r) in sorted(d.keys.items()):
             lines.append(f"  {key}: model {json.dumps(m)}, real {json.dumps(r)}")
         lines.append("  behaviour so far:")
@@ -240,7 +338,10 @@ def simulation_text(sim: dict[str, Any]) -> str:
     for name, n in sim.get("known", {}).items():
         lines.append(f"documented divergence, {n} simulation(s) ended there: {name}")
     bad = sim["first_invalid"]
-    if bad is not None:
+    if bad is not None and bad["result"] == "exception":
+        lines.append(f"EXCEPTION in simulation seed {bad['seed']} at step {bad['step']} ({bad['action']}):"
+                     f" {bad['exception']}; --trace-out writes the states up to it")
+    elif bad is not None:
         lines.append(f"TRACE INVALID: simulation seed {bad['seed']}: {bad['result']} at step {bad['step']}"
                      f" ({bad['action']}); --trace-out writes it for kcheck replay")
     elif sim.get("interrupted"):

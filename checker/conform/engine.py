@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from checker.conform.adapter import DIFFERS, REFUSED, Difference, compare
+from checker.conform.adapter import ACCEPTED, DIFFERS, EXCEPTION, REFUSED, Difference, compare, exception_line
 from checker.walks.walker import Walker, _below, swarm_weights, walk_seed
 from model.interface import action_name
 
@@ -92,6 +92,7 @@ class Report:
     disabled: dict[str, str] = field(default_factory=dict)    # kind -> why no preset's config enables it
     abstractions: dict[str, str] = field(default_factory=dict)
     traces: list[dict[str, Any]] = field(default_factory=list)  # per trace: path, steps, outcome
+    negative: dict[str, dict[str, Any]] = field(default_factory=dict)  # kind -> offered, refused, answers
 
     @property
     def never(self) -> dict[str, str]:
@@ -125,24 +126,49 @@ def known_divergence_of(adapter: Any) -> Callable[..., str | None] | None:
 
 def drive(adapter: Any, name: str, behaviour: Iterable[Step], first: Any, report: Report) -> Outcome:
     """Reset the adapter to `first`, take every step of `behaviour`, compare after each; stop at the
-    first difference (or refusal)."""
+    first difference (or refusal). An exception thrown on the way (by the real code, or by the
+    adapter probing or driving it) ends the behaviour too: an EXCEPTION difference at the step it
+    came in, the trail holding the behaviour up to it."""
     out = Outcome(name, trail=[(None, first)])
-    adapter.reset(first)
-    keys = compare(adapter.abstract(first), adapter.observe())
+    try:
+        adapter.reset(first)
+        keys = compare(adapter.abstract(first), adapter.observe())
+    except _PASS_THROUGH:
+        raise
+    except Exception as e:
+        out.difference = Difference(EXCEPTION, 0, "init", {}, exception_line(e))
+        return out
     if keys:
         out.difference = Difference(DIFFERS, 0, "init", keys)
         return out
     known = known_divergence_of(adapter)
-    for state, action, successor in behaviour:
+    steps = iter(behaviour)
+    while True:
         if _stop_requested:
             raise Stopped()
+        try:
+            picked = next(steps, None)  # a walk probes the real code while it draws (_Drivable)
+        except _PASS_THROUGH:
+            raise
+        except Exception as e:
+            out.difference = Difference(EXCEPTION, out.steps + 1, "drawing the next step", {}, exception_line(e))
+            return out
+        if picked is None:
+            return out
+        state, action, successor = picked
         out.steps += 1
         report.steps += 1
         kind = action_name(action)
         report.counts[kind] += 1
         out.trail.append((action, successor))
-        refused = adapter.step(state, action, successor)
-        real = adapter.observe()
+        try:
+            refused = adapter.step(state, action, successor)
+            real = adapter.observe()
+        except _PASS_THROUGH:
+            raise
+        except Exception as e:
+            out.difference = Difference(EXCEPTION, out.steps, repr(action), {}, exception_line(e))
+            return out
         if refused:
             out.difference = Difference(REFUSED, out.steps, repr(action), {}, refused)
         else:
@@ -153,7 +179,6 @@ def drive(adapter: Any, name: str, behaviour: Iterable[Step], first: Any, report
             if known is not None:
                 out.known = known(state, action, successor, real)
             return out
-    return out
 
 
 class _Drivable:
@@ -186,17 +211,25 @@ class _Drivable:
 
 
 def walk(model: Any, adapter: Any, seed: int, walk_id: int, depth: int, swarm: bool, report: Report,
-         label: str = "") -> Outcome:
-    """Walk `walk_id` of seed `seed` (checker.walks' seeding and kind-first choice), driven on the real code."""
+         label: str = "", negative: bool = False) -> Outcome:
+    """Walk `walk_id` of seed `seed` (checker.walks' seeding and kind-first choice), driven on the real code.
+    With `negative`, in every state the walk reaches the real code is also offered one action the
+    model refuses there (`offer_refused`), drawn by a generator of its own: the walk's path is the same."""
     drivable = _Drivable(model, adapter, report)
     walker = Walker(drivable, keep_fingerprints=False)
     rng = random.Random(walk_seed(seed, walk_id))
     weights = swarm_weights(model, rng) if swarm else None
     first = walker.inits[_below(rng, len(walker.inits))]
+    offers = random.Random(walk_seed(seed, walk_id) ^ 0x6E65676174697665) if negative else None
+    found: list[Difference] = []  # what an offer found: the real code took it, or threw
 
     def steps() -> Iterator[Step]:
         state = first
-        for _ in range(depth):
+        for i in range(depth + 1):
+            if offers is not None and not offer_refused(model, adapter, state, offers, report, found):
+                return
+            if i == depth:
+                return
             picked = walker._step(state, rng, weights)
             if drivable.perturbed is not None:
                 action, keys = drivable.perturbed
@@ -209,7 +242,11 @@ def walk(model: Any, adapter: Any, seed: int, walk_id: int, depth: int, swarm: b
 
     name = f"walk {walk_id}" + (f" ({label})" if label else "")
     try:
-        return drive(adapter, name, steps(), first, report)
+        out = drive(adapter, name, steps(), first, report)
+        if out.difference is None and found:
+            d = found[0]
+            out.difference = Difference(d.kind, out.steps, d.action, d.keys, d.reason)
+        return out
     except _Perturbed as p:
         out = Outcome(name, steps=0)
         out.difference = Difference(DIFFERS, 0, f"probing {p.action!r}", p.keys,
@@ -217,13 +254,53 @@ def walk(model: Any, adapter: Any, seed: int, walk_id: int, depth: int, swarm: b
         return out
 
 
+def offer_refused(model: Any, adapter: Any, state: Any, rng: random.Random, report: Report,
+                  found: list[Difference]) -> bool:
+    """Negative conformance: offer the real code one of the actions the model refuses in `state`
+    (the adapter's `refused_offers`: those a guard of the model rejects, not a bound), drawn by
+    `rng`. It must refuse too (an error answer or an exception of its API) and change nothing the
+    abstraction shows. False when it took it or threw otherwise (the finding is appended to `found`)."""
+    candidates = getattr(adapter, "refused_offers", None)
+    if candidates is None:
+        return True
+    groups = candidates(state)  # {label: [action, ...]}: a label per kind and case, drawn alike
+    labels = sorted(k for k, v in groups.items() if v)
+    if not labels:
+        return True
+    label = labels[_below(rng, len(labels))]
+    action = groups[label][_below(rng, len(groups[label]))]
+    tally = report.negative.setdefault(label, {"offered": 0, "refused": 0, "answers": Counter()})
+    tally["offered"] += 1
+    before = adapter.observe()
+    try:
+        answer = adapter.offer(state, action)
+        changed = compare(before, adapter.observe())
+    except _PASS_THROUGH:
+        raise
+    except Exception as e:
+        found.append(Difference(EXCEPTION, 0, f"offering {action!r}", {}, exception_line(e)))
+        return False
+    if answer is None or changed:
+        what = "took" if answer is None else f"answered {answer} but changed its state on"
+        found.append(Difference(ACCEPTED, 0, f"offering {action!r}", changed,
+                                f"the real code {what} {action!r}, which the model refuses here"))
+        return False
+    tally["refused"] += 1
+    tally["answers"][answer] += 1
+    return True
+
+
 class _Perturbed(Exception):
     def __init__(self, state: Any, action: Any, keys: dict) -> None:
         self.state, self.action, self.keys = state, action, keys
 
 
+_PASS_THROUGH = (Stopped, _Perturbed)  # the engine's own signals, never findings
+
+
 def run_walks(models: Sequence[tuple[str, Any]], make_adapter: Callable[[Any], Any], seed: int, walks: int,
-              depth: int, swarm: bool, report: Report, deadline: float | None = None) -> Report:
+              depth: int, swarm: bool, report: Report, deadline: float | None = None,
+              negative: bool = False) -> Report:
     """Walks 0..walks-1, walk w over models[w % len(models)] (a (label, model) pair per preset)."""
     adapters = [make_adapter(m) for _, m in models]
     start = time.monotonic()
@@ -233,7 +310,7 @@ def run_walks(models: Sequence[tuple[str, Any]], make_adapter: Callable[[Any], A
                 report.interrupted = True
                 break
             label, model = models[w % len(models)]
-            out = walk(model, adapters[w % len(models)], seed, w, depth, swarm, report, label)
+            out = walk(model, adapters[w % len(models)], seed, w, depth, swarm, report, label, negative)
             report.behaviours += 1
             if out.difference is not None:
                 if out.known:

@@ -13,18 +13,19 @@ with the running code").
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from checker.config import ConfigError
 from checker.conform.jvm import has_class
 from model.kraft import actions as A
-from model.kraft.rules import last_voter_set
+from model.kraft.network import in_flight, send
+from model.kraft.rules import end_offset as rules_end_offset, last_voter_set
 from model.kraft.rules import (
-    CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, NO_ID, RESIGNED, ROLE_NAMES, UNATTACHED, VOTERS_BASE,
+    CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, NO_ID, PROSPECTIVE, RESIGNED, ROLE_NAMES, UNATTACHED, VOTERS_BASE,
 )
 from model.kraft.state import (
     BQE_REQUEST, BQE_RESPONSE, DATA, FETCH_REQUEST, FETCH_RESPONSE, LEADER_CHANGE, MESSAGE_NAMES, REQUESTS,
-    VOTE_REQUEST, VOTE_RESPONSE, KraftState, kind_name,
+    VOTE_REQUEST, VOTE_RESPONSE, KraftState, VoteRequest, kind_name,
 )
 
 # Kafka timeouts (ms): a node's own clock moves only when the model says one of its timers expires,
@@ -46,6 +47,9 @@ POLLS = 3  # poll() runs the role's timers and sends, then handles one message: 
 
 # Model variants the jars of a snapshot before KIP-996 can represent (no Prospective state).
 PRE_VOTE_CLASS = "org.apache.kafka.raft.ProspectiveState"
+
+UNATTACHED_EXPIRED = "Unattached with its election timer expired"
+RESIGNED_STANDS = "a Resigned leader's election timeout: the pull request's code stands at once"
 
 ABSTRACTIONS = {
     "ElectionTimeout, FetchTimeout, CheckQuorumTimeout":
@@ -142,6 +146,21 @@ ABSTRACTIONS = {
         " offset 0 and writes only the LeaderChange. Those two records are not compared, and every"
         " offset (HW, fetch offset, last offset, diverging end offset) is compared as the number of"
         " compared records below it",
+    UNATTACHED_EXPIRED:
+        "a Prospective whose election timed out (not rejected) becomes Unattached in its epoch with the"
+        " timer it had, already expired (QuorumState.transitionToUnattached keeps the remaining"
+        " election time of a Prospective, and in Kafka 4.1 of a Resigned), so its next poll makes it"
+        " Prospective again (pollUnattachedAsVoter); the model takes that as a separate ElectionTimeout"
+        " and lets the Unattached node act before it (handle a request or a response, restart)."
+        " The adapter stops polling such a node and drives only its ElectionTimeout (a Restart gives it"
+        " a new timer); a step that would poll it first is not drivable (counted as skipped)",
+    RESIGNED_STANDS:
+        "a version gap of the jars built from the pre-vote pull request: their pollResigned makes a"
+        " Resigned voter Prospective in its epoch when its election timer expires, where Kafka 4.1"
+        " (QuorumState.transitionToUnattached: 'transitioned from Resigned with current epoch + 1')"
+        " and the model make it Unattached in epoch + 1 first (the pull request did so only for a"
+        " leader no longer in the voter set). The step is not drivable on these jars (counted as skipped);"
+        " the Resigned node leaves that role by the others' requests (a higher epoch) or a restart",
     "Send* of a request the real node holds no longer":
         "the model may send (or resend) a request whenever its guard holds; Kafka resends only after"
         " the request timed out or failed and backed off (RequestManager), and BeginQuorumEpoch only"
@@ -172,22 +191,34 @@ class KraftAdapter:
 
     model_name = "kraft"
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, bug_trace: bool = False) -> None:
         self.model = model
         p = model.params
-        if model.ctx.proto.pre_vote and not has_class(PRE_VOTE_CLASS):
+        jars_pre_vote = has_class(PRE_VOTE_CLASS)
+        if model.ctx.proto.pre_vote and not jars_pre_vote:
             raise ConfigError(f"variant {model.variant} has pre-vote (KIP-996), which these Kafka jars lack "
                               "(no ProspectiveState): use --variant no-pre-vote, or a Kafka 4.1 class path")
-        if not model.ctx.proto.pre_vote and has_class(PRE_VOTE_CLASS):
+        if not model.ctx.proto.pre_vote and jars_pre_vote and not bug_trace:
             raise ConfigError(f"variant {model.variant} has no pre-vote, but these Kafka jars have KIP-996's "
                               "pre-vote: use a variant with pre-vote (kafka-4.1)")
         self.params = p
         self.kraft_version = KRAFT_VERSION
+        self.pre_vote = jars_pre_vote  # the jars have KIP-996's Prospective state
+        # the roles whose vote is compared (ABSTRACTIONS, "voted"): the jars with pre-vote keep it in
+        # FollowerState too (ElectionState with both a leader and a vote), as Kafka 4.1 does
+        self.voted_roles = (UNATTACHED, PROSPECTIVE, CANDIDATE, FOLLOWER) if self.pre_vote else (UNATTACHED, CANDIDATE)
         self._java()
         self.nodes: list[_Node] = []
         self.flight: list[_Flight] = []  # messages in flight, one per model message
         self.outbox: dict[tuple[int, int, int], Any] = {}  # (kind, src, dst) -> RaftRequest.Outbound not yet sent
         self.dead_epoch: dict[int, tuple[int, int]] = {}
+
+    @classmethod
+    def for_trace(cls, model: Any) -> "KraftAdapter":
+        """The adapter for a bug variant's trace: a variant without pre-vote is driven on jars with it
+        too (the real nodes become Prospective where the bug's become Candidate: that is where they
+        part); one with pre-vote on jars without it cannot be (ConfigError)."""
+        return cls(model, bug_trace=True)
 
     # --- JVM classes ------------------------------------------------------------------------
 
@@ -299,6 +330,10 @@ class KraftAdapter:
         polled = _polled(action)
         if polled is not None and kind is not A.ResignAfterRemoval and self.nodes[polled].resign_requested():
             return "a removed leader resigns at its next poll"
+        if polled is not None and kind is not A.ElectionTimeout and self.nodes[polled].stalled():
+            return UNATTACHED_EXPIRED
+        if kind is A.ElectionTimeout and self.pre_vote and state.nodes[action.node].role == RESIGNED:
+            return RESIGNED_STANDS
         if kind is A.SendObserverFetch:
             key = self._send_key(state, action)
             return None if key in self.outbox else self._observer_fetch(state, key)
@@ -359,12 +394,8 @@ class KraftAdapter:
         return None if key in self.outbox else "Send* of a request the real node holds no longer"
 
     def step(self, state: KraftState, action: Any, successor: KraftState) -> str | None:
-        try:
-            return self._step(state, action, successor)
-        except self.jpype.JException as e:
-            return f"{e.getClass().getSimpleName()}: {e.getMessage()}"
-
-    def _step(self, state: KraftState, action: Any, successor: KraftState) -> str | None:
+        """Drive one model step; None, or why the real code would not take it. An exception the real
+        code throws is not caught here: the engine names it (EXCEPTION), a finding of its own."""
         kind = type(action)
         if kind in (A.ElectionTimeout, A.FetchTimeout, A.CheckQuorumTimeout):
             node = self.nodes[action.node]
@@ -458,21 +489,25 @@ class KraftAdapter:
         code = int(inbound.completion.get().data().errorCode())
         return None if code == 0 else f"{what} answered {_err(code)}"
 
-    def _add_voter(self, leader: int, j: int) -> str | None:
+    def _add_voter(self, leader: int, j: int, offered: bool = False) -> str | None:
         """AddVoter: the leader handles AddRaftVoter for j (its directory id and endpoint), sends
         ApiVersions to j (AddVoterHandler), which j answers with its kraft.version range; the leader then
-        checks j is caught up (LeaderState.isReplicaCaughtUp) and appends the VotersRecord."""
+        checks j is caught up (LeaderState.isReplicaCaughtUp) and appends the VotersRecord. `offered`:
+        a request the model refuses (negative conformance), sent as the operator would, the
+        leader's connections as they are; a request it holds unanswered counts as taken."""
         J = self.J
         target = self.nodes[j]
         data = J("org.apache.kafka.raft.RaftUtil").addVoterRequest(
             CLUSTER_ID, REQUEST_TIMEOUT_MS, J("org.apache.kafka.raft.ReplicaKey").of(j, target.directory),
             target.endpoints())
         self.api_versions.pop(leader, None)
-        self._free_connection(leader, j)
+        if not offered:
+            self._free_connection(leader, j)
         inbound = self._operator_request(leader, data)
         out = self.api_versions.pop(leader, None)
         if out is None:
-            return self._refused("AddRaftVoter", inbound) or "the leader sent no ApiVersions to the new voter"
+            refused = self._refused("AddRaftVoter", inbound)
+            return refused if offered else refused or "the leader sent no ApiVersions to the new voter"
         Data = J("org.apache.kafka.common.message.ApiVersionsResponseData")
         feature = J("org.apache.kafka.common.message.ApiVersionsResponseData$SupportedFeatureKey")()
         versions = J("org.apache.kafka.server.common.Feature").KRAFT_VERSION.supportedVersionRange()
@@ -510,6 +545,97 @@ class KraftAdapter:
         data = J("org.apache.kafka.raft.RaftUtil").removeVoterRequest(
             CLUSTER_ID, J("org.apache.kafka.raft.ReplicaKey").of(j, self.nodes[j].directory))
         return self._refused("RemoveRaftVoter", self._operator_request(leader, data))
+
+    # --- negative conformance: what the model refuses, offered to the real code ---------------------
+
+    def refused_offers(self, state: KraftState) -> dict[str, list[Any]]:
+        """The actions the model refuses in `state` by a guard of its own (not by a bound) that the real
+        code can be offered without a message to forge, by kind and case (the engine draws a case,
+        then an action): a client append at a node that is not leader, and the operator's AddVoter
+        and RemoveVoter at a non-leader, or at a leader whose checks fail (rules.validate_add_voter,
+        validate_remove_voter: a change pending, no HW in its epoch, a voter already there or not
+        there, a new voter not caught up). Nodes the adapter is holding before their next poll (a
+        removed leader, an expired Unattached) are not offered anything."""
+        p = self.params
+        out: dict[str, list[Any]] = {}
+        for i, n in enumerate(state.nodes):
+            real = self.nodes[i]
+            if real.stalled() or real.resign_requested():
+                continue
+            self._stale_votes(state, i, out)
+            at = "at the leader" if n.role == LEADER else "at a non-leader"
+            if n.role != LEADER:
+                out.setdefault(f"ClientAppend {at}", []).append(A.ClientAppend(i))
+            if not p.dynamic or (n.role == LEADER and (state.changes >= p.voter_changes or n.leo >= p.max_log)):
+                continue  # without voter changes, or refused by a bound of the model
+            for j in range(p.n):
+                for action in ((A.AddVoter(i, j),) if j != i else ()) + (A.RemoveVoter(i, j),):
+                    if self.model.next_state(state, action) is None:
+                        out.setdefault(f"{type(action).__name__} {at}", []).append(action)
+        return out
+
+    def _stale_votes(self, state: KraftState, j: int, out: dict[str, list[Any]]) -> None:
+        """A Vote request to node j with an epoch below j's, from each other node with no Vote RPC to j
+        in flight, that the model handles without a change of any node (answers it with an error,
+        or nothing: nobody awaits the answer of a request its sender never sent)."""
+        epoch = state.nodes[j].epoch
+        if epoch < 1:
+            return
+        for i in range(len(state.nodes)):
+            if i == j or in_flight(state, VOTE_REQUEST, i, j):
+                continue
+            forged = self._stale_vote_message(state, i, j)
+            t = self.model.next_state(send(state, forged), A.HandleVoteRequest(i, j))
+            if t is not None and t.nodes == state.nodes:
+                out.setdefault("VoteRequest with a stale epoch", []).append(StaleVoteRequest(i, j, epoch - 1))
+
+    @staticmethod
+    def _stale_vote_message(state: KraftState, i: int, j: int) -> Any:
+        end = rules_end_offset(state.nodes[i].log)
+        return VoteRequest(VOTE_REQUEST, i, j, False, state.nodes[j].epoch - 1, end.epoch, end.offset, False)
+
+    def _offer_stale_vote(self, action: "StaleVoteRequest") -> str | None:
+        """Deliver a Vote request node `src` never sent (its epoch below the receiver's), built as
+        RaftUtil builds one from src's log end; the refusal is the receiver's answer."""
+        J, src, dst = self.J, self.nodes[action.src], self.nodes[action.dst]
+        key = J("org.apache.kafka.raft.ReplicaKey")
+        args = [J("org.apache.kafka.common.TopicPartition")("__cluster_metadata", 0), CLUSTER_ID, action.epoch,
+                key.of(action.src, src.directory), key.of(action.dst, dst.directory),
+                int(src.log.lastFetchedEpoch()), int(src.log.endOffset().offset()), False]  # a standard vote
+        data = J("org.apache.kafka.raft.RaftUtil").singletonVoteRequest(*args)
+        out = self.RaftRequest.Outbound(self.corr.incrementAndGet(), data, self._voter_node(action.dst),
+                                        src.time.milliseconds())
+        f = _Flight(VOTE_REQUEST, action.src, action.dst, out, out, src.incarnation, src)
+        inbound_done = self._deliver_request(f, answer=True)
+        if inbound_done is None:
+            return None  # no answer: the request is held, not refused
+        part = _partition(inbound_done.data())
+        error = _err(part.errorCode()) if int(part.errorCode()) else _err(inbound_done.data().errorCode())
+        return None if error == "NONE" and part.voteGranted() else f"answered {error}, granted {int(part.voteGranted())}"
+
+    def offer(self, state: KraftState, action: Any) -> str | None:
+        """Offer the real code a step the model refuses: its refusal (an error answer, or the
+        NotLeaderException KafkaRaftClient.prepareAppend throws at a non-leader), or None if it took it."""
+        kind = type(action)
+        if kind is A.ClientAppend:
+            node = self.nodes[action.node]
+            try:
+                node.client.prepareAppend(node.quorum().epoch(), java_list(self, ["x"]))
+            except self.jpype.JException as e:
+                if not self.J("org.apache.kafka.raft.errors.NotLeaderException").class_.isInstance(e):
+                    raise
+                return "NotLeaderException"
+            node.client.schedulePreparedAppend()
+            node.poll()
+            self._collect(node)
+            return None
+        if kind is A.AddVoter:
+            return self._add_voter(action.leader, action.node, offered=True)
+        if kind is A.RemoveVoter:
+            return self._remove_voter(action.leader, action.node)
+        if kind is StaleVoteRequest:
+            return self._offer_stale_vote(action)
+        raise ValueError(f"{kind.__name__} is not offered")
 
     def let_time_pass(self) -> None:
         """Every node's clock past every timer, one node after the other, each polled: what the
@@ -571,7 +697,9 @@ class KraftAdapter:
                 return f
         return None
 
-    def _deliver_request(self, f: "_Flight") -> None:
+    def _deliver_request(self, f: "_Flight", answer: bool = False) -> Any:
+        """Handle f's request at its receiver and poll; its answer goes in flight if its sender waits
+        for it. With `answer`, return the answer (None while the receiver holds the request)."""
         dst, src = self.nodes[f.dst], self.nodes[f.src]
         data = f.message.data()
         inbound = self.RaftRequest.Inbound(
@@ -582,14 +710,15 @@ class KraftAdapter:
         dst.poll()
         self._collect(dst)
         if not inbound.completion.isDone():
-            return
+            return None
         response = inbound.completion.get()
         if not self._alive(f):
-            return  # nobody waits for it (ABSTRACTIONS: responses nobody waits for)
+            return response if answer else None  # nobody waits for it (ABSTRACTIONS: responses nobody waits for)
         rkind = f.kind + 1
         if rkind == BQE_RESPONSE and _partition(response.data()).errorCode() == 0:
-            return  # a NONE acknowledgement (ABSTRACTIONS)
+            return None  # a NONE acknowledgement (ABSTRACTIONS)
         self.flight.append(_Flight(rkind, f.dst, f.src, response, f.request, f.incarnation, dst))
+        return None
 
     def _deliver_response(self, f: "_Flight") -> None:
         node = self.nodes[f.dst]
@@ -607,7 +736,7 @@ class KraftAdapter:
             role = node.role(q)
             state = self.state_field.get(q)
             voted = NO_ID
-            if role in (UNATTACHED, CANDIDATE):
+            if role in self.voted_roles:
                 key = state.election().optionalVotedKey()
                 voted = key.get().id() if key.isPresent() else NO_ID
             hw_opt = q.highWatermark()
@@ -621,10 +750,10 @@ class KraftAdapter:
     def abstract(self, state: KraftState) -> dict[str, Any]:
         view: dict[str, Any] = {}
         for i, n in enumerate(state.nodes):
-            voted = n.voted if n.role in (UNATTACHED, CANDIDATE) else NO_ID
+            voted = n.voted if n.role in self.voted_roles else NO_ID
             hw = n.hw if (n.role == LEADER or self.params.follower_hw) and n.role != RESIGNED else NO_ID
             self._node_view(view, i, n.role, n.epoch, n.leader, voted, [(e, k) for e, k in n.log], hw)
-        view["network"] = sorted(_model_message_text(m) for m in state.network)
+        view["network"] = sorted(_model_message_text(m, self.pre_vote) for m in state.network)
         return view
 
     @staticmethod
@@ -644,6 +773,8 @@ class KraftAdapter:
         if f.kind == VOTE_REQUEST:
             live = self._alive(f)
             fields = (int(live), part.replicaEpoch(), part.lastOffsetEpoch(), f.offsets["last"])
+            if self.pre_vote:
+                fields += (int(part.preVote()),)
         elif f.kind == VOTE_RESPONSE:
             fields = (part.leaderEpoch(), part.leaderId(), _err(part.errorCode()), int(part.voteGranted()))
         elif f.kind == BQE_REQUEST:
@@ -699,11 +830,20 @@ class KraftAdapter:
         return known_divergence(state, action, successor, real, self.params.bootstrap)
 
     def abstractions(self) -> dict[str, str]:
-        return dict(ABSTRACTIONS)
+        """ABSTRACTIONS that apply to these jars: the pre-vote ones only where there is pre-vote."""
+        out = {k: v for k, v in ABSTRACTIONS.items() if self.pre_vote or k not in PRE_VOTE_ONLY}
+        if self.pre_vote:
+            out["voted"] = VOTED_PRE_VOTE
+        return out
 
     def close(self) -> None:
         self.nodes, self.flight, self.outbox = [], [], {}
 
+
+PRE_VOTE_ONLY = (UNATTACHED_EXPIRED, RESIGNED_STANDS)
+VOTED_PRE_VOTE = ("compared for Unattached, Prospective, Candidate and Follower (whose ElectionState keeps the vote"
+                  " of its epoch, as in Kafka 4.1): Kafka's LeaderState and ResignedState keep no vote; the model"
+                  " keeps the vote of the epoch there, and no rule reads it in those roles")
 
 FOLLOWER_VOTE = ("the jars' FollowerState persists no vote (ElectionState.withElectedLeader, before KIP-996's"
                  " ElectionState with both a leader and a vote): a follower that had voted for itself restarts"
@@ -750,10 +890,10 @@ def _polled(action: Any) -> int | None:
     return action.node
 
 
-def _model_message_text(m: Any) -> str:
+def _model_message_text(m: Any, pre_vote: bool = False) -> str:
     name = MESSAGE_NAMES[m.kind]
     if m.kind == VOTE_REQUEST:
-        fields = (int(m.live), m.epoch, m.last_epoch, m.last_offset)
+        fields = (int(m.live), m.epoch, m.last_epoch, m.last_offset) + ((int(m.pre_vote),) if pre_vote else ())
     elif m.kind == VOTE_RESPONSE:
         fields = (m.epoch, m.leader, ERROR_NAMES.get(m.error, m.error), int(m.granted))
     elif m.kind == BQE_REQUEST:
@@ -795,6 +935,15 @@ def java_list(adapter: KraftAdapter, items: list[str]) -> Any:
     for x in items:
         lst.add(adapter.J("java.lang.String")(x))
     return lst
+
+
+class StaleVoteRequest(NamedTuple):
+    """A negative conformance offer: a Vote request from `src` to `dst` with `epoch` below dst's, which
+    src never sent."""
+
+    src: int
+    dst: int
+    epoch: int
 
 
 class _Flight:
@@ -893,6 +1042,8 @@ class _Node:
             return LEADER
         if q.isCandidate():
             return CANDIDATE
+        if self.a.pre_vote and q.isProspective():
+            return PROSPECTIVE
         if q.isFollower():
             return FOLLOWER
         if q.isResigned():
@@ -908,16 +1059,29 @@ class _Node:
     def poll(self, resign: bool = False) -> None:
         """Up to POLLS polls, and two more per message still queued. Without `resign`, stop at a
         leader whose removal has just committed (RemoveVoterHandler asked it to resign): the next
-        poll would resign it, the model's separate ResignAfterRemoval."""
+        poll would resign it, the model's separate ResignAfterRemoval. Stop too at an Unattached
+        voter whose election timer has already expired (ABSTRACTIONS, UNATTACHED_EXPIRED): its next
+        poll makes it Prospective, the model's separate ElectionTimeout."""
         for _ in range(POLLS):
             self.client.poll()
-            if not resign and self.resign_requested():
+            if (not resign and self.resign_requested()) or self.stalled():
                 return
         while not self.queue.isEmpty():
             self.client.poll()
-            if not resign and self.resign_requested():
+            if (not resign and self.resign_requested()) or self.stalled():
                 return
             self.client.poll()
+
+    def stalled(self) -> bool:
+        """An Unattached voter whose election timer has expired: with pre-vote, what a Prospective
+        whose election timed out (and, in Kafka 4.1, a Resigned leader whose timer expired) becomes
+        (QuorumState.transitionToUnattached keeps the expired timer's remaining time, 0)."""
+        if not self.a.pre_vote:
+            return False
+        q = self.quorum()
+        if not q.isUnattached() or not q.isVoter():
+            return False
+        return bool(self.a.state_field.get(q).hasElectionTimeoutExpired(self.time.milliseconds()))
 
     def resign_requested(self) -> bool:
         q = self.quorum()

@@ -17,14 +17,16 @@ import random
 from typing import Any
 
 from checker.conform import kraft as K
+from checker.conform.adapter import exception_line
 from model.kraft import actions as A
-from model.kraft.rules import CANDIDATE, FOLLOWER, LEADER, NO_ID, RESIGNED, ROLE_NAMES, UNATTACHED
+from model.kraft.rules import CANDIDATE, FOLLOWER, LEADER, NO_ID, PROSPECTIVE, RESIGNED, ROLE_NAMES, UNATTACHED
 from model.kraft.state import BQE_REQUEST, FETCH_REQUEST, REQUESTS, VOTE_REQUEST, VOTE_RESPONSE
 
 # The replay's configuration: the default preset with room for the simulation's behaviours.
 OVERRIDES = {"max_epoch": 4, "max_log": 2, "max_in_flight": 4, "timeouts": -1, "faults": 3, "restarts": 1,
              "disk_losses": 1, "losses": 1, "partitions": 0, "follower_hw": True, "stale_requests": True}
 SEND = {VOTE_REQUEST: A.SendVote, BQE_REQUEST: A.SendBeginQuorumEpoch}
+PRE_VOTE_TIMERS = 4  # timer expirations per simulation on jars with pre-vote (Simulation.timers_left)
 
 
 def observe(adapter: K.KraftAdapter) -> dict[str, Any]:
@@ -37,7 +39,7 @@ def observe(adapter: K.KraftAdapter) -> dict[str, Any]:
                                "log": [{"epoch": int(e.split(":", 1)[0]), "kind": e.split(":", 1)[1]}
                                        for e in view[f"node{i}.log"]],
                                "hw": view[f"node{i}.hw"]}
-        if role in (ROLE_NAMES[UNATTACHED], ROLE_NAMES[CANDIDATE]):
+        if role in (ROLE_NAMES[r] for r in adapter.voted_roles):
             rec["voted"] = view[f"node{i}.voted"]
         nodes.append(rec)
     return {"nodes": nodes}
@@ -53,21 +55,40 @@ class Simulation:
         self.appends = 0
         self.fetch_ok = False
         self.self_voted: set[int] = set()  # followers whose vote of the epoch is for themselves (FOLLOWER_VOTE)
+        self.current: str | None = None  # the event being taken
+        # with pre-vote no epoch bound stops the election timers (a Prospective raises no epoch): a
+        # budget of timer expirations per run leaves room for leaders to be elected and replicate
+        self.timers_left: int | None = PRE_VOTE_TIMERS if adapter.pre_vote else None
+        self.exception: tuple[int, str, str] | None = None
 
     def faults(self) -> int:
         return sum(self.used.values())
 
     def run(self, depth: int) -> list[tuple[str | None, dict[str, Any]]]:
+        """The recorded trace. An exception thrown on the way (by the real code, or by the
+        simulation driving it) ends the run: `self.exception` is then (step, action, one line), and
+        the trace holds the states up to the step that threw."""
+        steps: list[tuple[str | None, dict[str, Any]]] = []
+        try:
+            self._run(depth, steps)
+        except Exception as e:
+            action = self.current if self.current is not None else ("init" if not steps else "choosing an event")
+            self.exception = (len(steps) if steps else 0, action, exception_line(e))
+        return steps
+
+    def _run(self, depth: int, steps: list[tuple[str | None, dict[str, Any]]]) -> None:
         a = self.a
         a.reset(self.model.init_states()[0])
-        steps: list[tuple[str | None, dict[str, Any]]] = [(None, observe(a))]
+        steps.append((None, observe(a)))
         for _ in range(depth):
+            self.current = None
             events = self.events()
             if not events:
                 break
-            action, do = events[int(self.rng.random() * len(events)) % len(events)]
+            action, do = self.choose(events)
             before = {n.id: (n.position(), n.incarnation) for n in a.nodes}
             outbox = dict(a.outbox)
+            self.current = repr(action)
             do()
             # poll_sends: a node whose role changed (or that restarted), and a follower that
             # handled a Fetch response, send at once; other new requests wait for a send event
@@ -86,7 +107,18 @@ class Simulation:
                 elif epoch != before[n.id][0][1]:
                     self.self_voted.discard(n.id)
             steps.append((repr(action), observe(a)))
-        return steps
+        self.current = None
+
+    def choose(self, events: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+        """The next event: uniformly among them; on jars with pre-vote, an event kind first (as walks
+        choose), then one of its events, since there no epoch bound stops the election timers and
+        uniform draws over every node's timer and every vote request leave leaders little room."""
+        if not self.a.pre_vote:
+            return events[int(self.rng.random() * len(events)) % len(events)]
+        kinds = sorted({type(a).__name__ for a, _ in events})
+        kind = kinds[int(self.rng.random() * len(kinds)) % len(kinds)]
+        mine = [e for e in events if type(e[0]).__name__ == kind]
+        return mine[int(self.rng.random() * len(mine)) % len(mine)]
 
     def auto_send(self, outbox_before: dict, movers: set[int]) -> None:
         """The requests the movers made in this step go out together if they fit in flight (model: poll_sends)."""
@@ -123,9 +155,20 @@ class Simulation:
     def events(self) -> list[tuple[Any, Any]]:
         a, p = self.a, self.p
         out: list[tuple[Any, Any]] = []
+        # an Unattached voter whose timer has expired becomes Prospective at its next poll: only its
+        # ElectionTimeout (or a restart) is a step of it (kraft.UNATTACHED_EXPIRED)
+        stalled = {n.id for n in a.nodes if n.stalled()}
         for f in list(a.flight):
-            if f.kind == VOTE_RESPONSE and self.log_full(a.nodes[f.dst]) and K._partition(f.message.data()).voteGranted():
-                continue  # it might elect a candidate whose LeaderChange would not fit (the model's bound)
+            if f.dst in stalled:
+                if self.used["losses"] < p.losses and self.faults() < p.faults:
+                    out.append((A.DropMessage(K.MESSAGE_NAMES[f.kind], f.src, f.dst), lambda f=f: self.drop(f)))
+                continue
+            if f.kind == VOTE_RESPONSE and K._partition(f.message.data()).voteGranted():
+                role, epoch = a.nodes[f.dst].position()
+                if role == PROSPECTIVE and epoch >= p.max_epoch:
+                    continue  # it might make a Candidate of epoch + 1 (the model's bound)
+                if self.log_full(a.nodes[f.dst]):
+                    continue  # it might elect a candidate whose LeaderChange would not fit (the model's bound)
             handle = A.HANDLE_ACTION[f.kind](f.src, f.dst)
             out.append((handle, lambda f=f: self.deliver(f)))
             if self.used["losses"] < p.losses and self.faults() < p.faults:
@@ -142,20 +185,28 @@ class Simulation:
                 action = A.SendFetch(src) if kind == FETCH_REQUEST else SEND[kind](src, dst)
                 out.append((action, lambda key=key: self.send(key)))
         top = max(n.position()[1] for n in a.nodes)
+        timers = self.timers_left is None or self.timers_left > 0
         for n in a.nodes:
             q = n.quorum()
             role, epoch = n.position()
             voter = bool(q.isVoter())
-            if voter and role in (UNATTACHED, CANDIDATE, RESIGNED) and top < p.max_epoch:
+            # with pre-vote only a Resigned's timer raises the epoch (the others become Prospective);
+            # on the pull request's jars it makes it Prospective instead (kraft.RESIGNED_STANDS): not taken
+            if (a.pre_vote and role == RESIGNED) or not (timers or n.id in stalled):
+                pass  # (a stalled node's ElectionTimeout ends an expiry already counted)
+            elif voter and role in (UNATTACHED, PROSPECTIVE, CANDIDATE, RESIGNED) and (
+                    top < p.max_epoch or a.pre_vote):
                 out.append((A.ElectionTimeout(n.id), lambda n=n: self.timer(n)))
-            elif voter and role == FOLLOWER and top < p.max_epoch:
+            elif voter and role == FOLLOWER and (top < p.max_epoch or a.pre_vote):
                 out.append((A.FetchTimeout(n.id), lambda n=n: self.timer(n)))
             elif role == LEADER and p.voters > 1:
                 out.append((A.CheckQuorumTimeout(n.id), lambda n=n: self.timer(n)))
-            if role == LEADER and not self.log_full(n):
+            if n.id in stalled:
+                pass
+            elif role == LEADER and not self.log_full(n):
                 out.append((A.ClientAppend(n.id), lambda n=n: self.append(n)))
             if (self.used["restarts"] < p.restarts and self.faults() < p.faults
-                    and n.id not in self.self_voted):
+                    and (a.pre_vote or n.id not in self.self_voted)):
                 out.append((A.Restart(n.id), lambda n=n: self.restart(n, disk=False)))
             if self.used["disk_losses"] < p.disk_losses and self.faults() < p.faults and voter:
                 out.append((A.DiskLoss(n.id), lambda n=n: self.restart(n, disk=True)))
@@ -177,6 +228,8 @@ class Simulation:
         self.used["losses"] += 1
 
     def timer(self, n: Any) -> None:
+        if self.timers_left is not None and not n.stalled():
+            self.timers_left -= 1
         before = n.position()
         for _ in range(4):
             n.time.sleep(K.EXPIRE_MS)
@@ -256,11 +309,18 @@ def simulate(variant: str, runs: int, depth: int, seed: int, out_dir: str | None
             sim = Simulation(adapter, model, run_seed)
             steps = sim.run(depth)
             result["runs"] += 1
-            result["steps"] += len(steps) - 1
+            result["steps"] += max(len(steps) - 1, 0)
             counts.update(a.split("(", 1)[0] for a, _ in steps[1:] if a)
             doc = itf_document(rc, steps, run_seed)
-            if out_dir is not None:
+            if out_dir is not None and steps:
                 itf.write(os.path.join(out_dir, f"sim-{run_seed}.itf.json"), doc, "--simulate-out")
+            if sim.exception is not None:
+                step, action, line = sim.exception
+                doc["#meta"]["description"] = (f"real KafkaRaftClient nodes under a seeded random simulation: the"
+                                               f" states up to step {step} ({action}), where {line}")
+                result["first_invalid"] = {"seed": run_seed, "result": "exception", "step": step, "action": action,
+                                           "exception": line, "document": doc}
+                break
             outcome = replay(model, steps)
             if outcome.result == VALID:
                 result["valid"] += 1

@@ -361,9 +361,21 @@ class ReplicationAdapter:
             return None
         try:
             return getattr(self, "_" + kind)(state, action, successor)
-        except Exception as e:  # the real code raised: the step is refused
+        except Exception as e:
+            # an ApiException is how the controller refuses a request (QuorumController answers
+            # with its error code): a refusal. Any other exception is not an answer: the engine
+            # names it as a finding of its own (EXCEPTION).
+            if not self._is_api_error(e):
+                raise
             text = str(e).splitlines()[0] if str(e) else ""
             return f"{type(e).__name__}: {text}"[:300]
+
+    def _is_api_error(self, e: Exception) -> bool:
+        api = self.J("org.apache.kafka.common.errors.ApiException")
+        for x in (e, getattr(e, "getCause", lambda: None)()):
+            if x is not None and hasattr(x, "getClass") and api.class_.isInstance(x):
+                return True
+        return False
 
     def _heartbeat(self, b: int, epoch: int, *, shutdown: bool = False) -> Any:
         J = self.J
@@ -596,6 +608,54 @@ class ReplicationAdapter:
         if self.failovers:
             out["controller.uncommitted_writes"] = len(state.controller.uncommitted)
         return out
+
+    # --- negative conformance: what the model refuses, offered to the real controller -------------
+
+    def refused_offers(self, state: Any) -> dict[str, list[Any]]:
+        """The operator's requests the model's controller rules refuse in `state` (the rule's own
+        error, never a bound or a budget of the model): ElectLeaders PREFERRED or UNCLEAN that
+        rules.elect_leader_request answers with an error (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
+        ELIGIBLE_LEADERS_NOT_AVAILABLE), and a reassignment rules.alter_partition_reassignment refuses."""
+        from model.replication import actions as A
+        from model.replication import controller as rules
+
+        reg, brokers, p = state.controller.partition, state.controller.brokers, self.p
+        out: dict[str, list[Any]] = {}
+        for election in (rules.PREFERRED, rules.UNCLEAN):
+            error, _ = rules.elect_leader_request(reg, brokers, election, min_isr=p.min_isr, elr_enabled=p.elr,
+                                                  reassignment_epoch_bump=self.model.ctx.r.reassignment_epoch_bump)
+            if error != rules.NONE:
+                out.setdefault(f"ElectLeaders {election}", []).append(A.ElectLeaders(election))
+        if not rules.reassigning(reg):
+            for target in self.model._targets:
+                if target == reg.replicas:
+                    continue
+                error, _ = rules.alter_partition_reassignment(
+                    reg, brokers, target, min_isr=p.min_isr, elr_enabled=p.elr,
+                    reassignment_epoch_bump=self.model.ctx.r.reassignment_epoch_bump)
+                if error != rules.NONE:
+                    out.setdefault("AlterPartitionReassignments", []).append(A.AlterPartitionReassignments(target))
+        return out
+
+    def offer(self, state: Any, action: Any) -> str | None:
+        """Offer the real controller a request the model refuses: its error answer (with the model's
+        error beside it), or None if it answered NONE."""
+        from model.replication import controller as rules
+
+        reg, brokers, p = state.controller.partition, state.controller.brokers, self.p
+        bump = self.model.ctx.r.reassignment_epoch_bump
+        if type(action).__name__ == "ElectLeaders":
+            expected, _ = rules.elect_leader_request(reg, brokers, action.election, min_isr=p.min_isr,
+                                                     elr_enabled=p.elr, reassignment_epoch_bump=bump)
+            refused = self._ElectLeaders(state, action, None)
+        else:
+            expected, _ = rules.alter_partition_reassignment(reg, brokers, action.target, min_isr=p.min_isr,
+                                                             elr_enabled=p.elr, reassignment_epoch_bump=bump)
+            refused = self._AlterPartitionReassignments(state, action, None)
+        if refused is None:
+            return None
+        answer = refused.split(" answered ", 1)[1].split(",", 1)[0]
+        return f"answered {answer} (model: {expected})"
 
     def abstractions(self) -> dict[str, str]:
         return dict(ABSTRACTIONS)

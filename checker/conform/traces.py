@@ -12,11 +12,12 @@ from typing import Any, Iterator
 from checker.traces import itf
 from checker.config import ConfigError
 from checker.conform import engine
-from checker.conform.adapter import REFUSED, compare
+from checker.conform.adapter import EXCEPTION, REFUSED, compare
 from checker.traces.replay import trace_config
 
 FOLLOWED = "followed"    # the real code took every step and matched every state
 PARTED = "parted"        # refused a step, or took it and differs
+THREW = "exception"      # the real code threw: a finding of its own (kcheck conform exits 1), not a parting
 UNREPRESENTABLE = "unrepresentable"
 
 
@@ -59,7 +60,7 @@ def drive_trace(path: str, adapter_cls: Any, report: engine.Report, model_name: 
     result: dict[str, Any] = {"path": path, "variant": rc.variant, "steps": len(itf.steps(doc)) - 1}
     model = rc.build()
     try:
-        adapter = adapter_cls(model)
+        adapter = getattr(adapter_cls, "for_trace", adapter_cls)(model)
     except ConfigError as e:
         result.update(result=UNREPRESENTABLE, outcome=f"not driven: {e}")
         return result
@@ -72,8 +73,13 @@ def drive_trace(path: str, adapter_cls: Any, report: engine.Report, model_name: 
         if out.difference is None and lasso and hasattr(adapter, "let_time_pass"):
             # a lasso's loop repeats forever: then time passes, and every timer of the real nodes expires
             last = out.trail[-1][1]
-            adapter.let_time_pass()
-            moved = compare(adapter.abstract(last), adapter.observe())
+            try:
+                adapter.let_time_pass()
+                moved = compare(adapter.abstract(last), adapter.observe())
+            except Exception as e:  # a Java exception while time passes: a finding, named
+                from checker.conform.adapter import Difference, exception_line
+                out.difference = Difference(EXCEPTION, out.steps + 1, "time passes (the lasso's forever)", {},
+                                            exception_line(e))
     finally:
         adapter.close()
     d = out.difference
@@ -84,6 +90,15 @@ def drive_trace(path: str, adapter_cls: Any, report: engine.Report, model_name: 
     elif d is None:
         result.update(result=FOLLOWED, outcome=f"the real code takes all {out.steps} steps of the bug's behaviour"
                       + (" and its loop forever (time passing changes nothing)" if lasso else ""))
+    elif d.kind == EXCEPTION:
+        result.update(result=THREW, step=d.step, action=d.action,
+                      outcome=f"EXCEPTION at step {d.step} ({d.action}): {d.reason}")
+        result["behaviour_so_far"] = [repr(a) for a, _ in out.trail[1:]]
+        # the trace up to the step that threw, for --trace-out (not printed with --json)
+        result["document"] = {**doc, "states": doc["states"][:d.step + 1],
+                              "#meta": {**doc.get("#meta", {}), "description": f"{path} up to step {d.step}, where"
+                                        f" {d.reason}"}}
+        result["document"].pop("loop", None)
     else:
         what = f"refuses step {d.step} ({d.action}): {d.reason}" if d.kind == REFUSED else \
             f"parts at step {d.step} ({d.action}): " + "; ".join(

@@ -1,43 +1,73 @@
-"""The model sources each symbolic encoding was last cross-checked against.
+"""The model sources each symbolic encoding was checked against, and the refusal of any proof of
+other sources.
 
-The encodings (checker/proofs/) are a second, hand-written copy of the models' semantics.
-`checked_against.json` records, per model, the digest of the model's sources
-(`checker.provenance.model_digest`) and of its encoding's transition relation (ENCODING_FILES)
-when the cross-check (checker/proofs/conformance.py, `cross_check`) last passed. `kcheck prove`
-trusts an encoding as recorded while both digests are the recorded ones, and otherwise runs the
-cross-check first and refuses to prove when the two part (spec/proofs.md, "An encoding that
-follows the model").
+The encodings (checker/proofs/) are hand-written copies of the models' semantics: the fixed-size
+ones (`{model}_state.py`, `{model}_next.py`) and the every-size ones (`kraft_param.py`,
+`replication_param.py`). A copy is tied to the Python by cross-checks on samples of states
+(checker/proofs/conformance.py, `cross_check`; prove_any's and replication_any's
+`encoding_covers`), and a sample can show that two relations differ, never that they agree. So
+a proof is of the model only for the sources a developer of the encoding has brought it in step
+with and recorded: `checked_against.json` holds, per model, the digest of each of the model's
+source files (`checker.provenance.model_digest`'s files) and of each encoding's files when the
+cross-checks last passed. `kcheck prove` proves only while all of them are the recorded ones,
+and otherwise refuses in one line naming the files that changed (`refusal`), whatever a sample
+would find (spec/proofs.md, "An encoding that follows the model").
 
-After a change of a model or an encoding, once the cross-check passes, record it with
+After a change of a model or an encoding, bring the encodings in step, then record with
 
     python -m checker.proofs.checked_against
 
+which runs every cross-check first and records only the models whose checks all pass
 (tests/test_prove.py fails while the record is stale).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from checker.provenance import digest, model_digest
+from checker.provenance import digest, model_digest, package_folder, sources
 
 RECORD = Path(__file__).with_name("checked_against.json")
-ENCODING_FILES = {m: ("term.py", f"{m}_state.py", f"{m}_next.py") for m in ("kraft", "replication")}
+MODELS = ("kraft", "replication")
+# the files that define each encoding's transition relation (the invariants and lemmas are the
+# proofs' own content, not a copy of the model)
+ENCODING_FILES = {m: ("term.py", f"{m}_state.py", f"{m}_next.py") for m in MODELS}
+ANY_SIZE_FILES = {"kraft": ("term.py", "kraft_param.py"),
+                  "replication": ("term.py", "kraft_param.py", "replication_param.py")}
+
+
+def _files_digest(names: tuple[str, ...]) -> str:
+    folder = Path(__file__).parent
+    return digest(folder, files=[folder / name for name in names])[0]
 
 
 def encoding_digest(model: str) -> str:
-    """SHA-256 of the files that define `model`'s transition relation."""
-    folder = Path(__file__).parent
-    return digest(folder, files=[folder / name for name in ENCODING_FILES[model]])[0]
+    """SHA-256 of the files that define `model`'s fixed-size transition relation."""
+    return _files_digest(ENCODING_FILES[model])
 
 
-def current(model: str) -> dict[str, str]:
-    return {"model": model_digest(model), "encoding": encoding_digest(model)}
+def any_size_digest(model: str) -> str:
+    """SHA-256 of the files that define `model`'s every-size transition relation."""
+    return _files_digest(ANY_SIZE_FILES[model])
 
 
-def recorded(model: str) -> dict[str, str] | None:
+def model_files(model: str) -> dict[str, str]:
+    """SHA-256 of each source file of `model` (model/*.py and model/<model>/), by its path in the
+    model package, as `model_digest` reads them."""
+    folder = package_folder()
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sources(folder, [model])}
+
+
+def current(model: str) -> dict[str, Any]:
+    return {"model": model_digest(model), "files": model_files(model), "encoding": encoding_digest(model),
+            "encoding_any": any_size_digest(model)}
+
+
+def recorded(model: str) -> dict[str, Any] | None:
     try:
         entry = json.loads(RECORD.read_text()).get(model)
     except (OSError, ValueError, AttributeError):
@@ -47,41 +77,109 @@ def recorded(model: str) -> dict[str, str] | None:
 
 def stale() -> list[str]:
     """The models whose recorded digests are not the current ones."""
-    return [m for m in ENCODING_FILES if recorded(m) != current(m)]
+    return [m for m in MODELS if recorded(m) != current(m)]
 
 
-def follows(model: str, variant: str, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Whether `model`'s encoding follows its current sources: as recorded, else by the cross-check
-    run now. The `encoding_check` object of `kcheck prove --json`; `passed` false names where the
-    encoding and the model part."""
-    now, then = current(model), recorded(model)
-    out: dict[str, Any] = {"model_sha256": now["model"], "encoding_sha256": now["encoding"],
-                           "recorded": then, "cross_check": None}
-    if then == now:
-        return {**out, "how": "recorded", "passed": True}
-    from checker.proofs.conformance import cross_check
+def changed_files(model: str) -> list[str]:
+    """The model's source files that differ from the recorded ones, each as `model/PATH (edited)`,
+    `(added)` or `(removed)`; [] when they are the recorded ones."""
+    then = (recorded(model) or {}).get("files")
+    now = model_files(model)
+    if not isinstance(then, dict):
+        return ["the record has no digests of the model's files"] if recorded(model) is None else \
+            [f"model/{p} (not recorded)" for p in sorted(now)]
+    out = []
+    for path in sorted(set(then) | set(now)):
+        if path not in now:
+            out.append(f"model/{path} (removed)")
+        elif path not in then:
+            out.append(f"model/{path} (added)")
+        elif then[path] != now[path]:
+            out.append(f"model/{path} (edited)")
+    return out
 
-    check = cross_check(model, variant, progress)
-    return {**out, "how": "cross-checked", "passed": check.passed, "cross_check": check.as_json()}
+
+def refusal(model: str, any_size: bool) -> str | None:
+    """Why a proof of `model` (for a fixed size, or every size) cannot be given: the model's or
+    the encoding's sources are not those recorded; None when they are."""
+    then, now = recorded(model) or {}, current(model)
+    key, files = ("encoding_any", ANY_SIZE_FILES) if any_size else ("encoding", ENCODING_FILES)
+    encoding = "every-size" if any_size else "fixed-size"
+    if then.get("model") != now["model"]:
+        what = changed_files(model) or ["the model's files"]
+        return (f"the {model} model's sources differ from those its {encoding} encoding was checked against "
+                f"({', '.join(what)}): the encoding is a hand-written copy of the model, which a sample cannot "
+                "show equal to the edited one, so nothing is proved; check the edit with kcheck check, or bring "
+                f"checker/proofs/ in step and record it (python -m checker.proofs.checked_against; spec/proofs.md)")
+    if then.get(key) != now[key]:
+        return (f"the {encoding} {model} encoding ({', '.join('checker/proofs/' + f for f in files[model])}) "
+                "changed since it was last checked against the model, so nothing is proved; record it with "
+                "python -m checker.proofs.checked_against once its cross-checks pass (spec/proofs.md)")
+    return None
+
+
+def follows(model: str) -> dict[str, Any]:
+    """The `encoding_check` object of `kcheck prove --json` for a proof `refusal` allows."""
+    now = current(model)
+    return {"model_sha256": now["model"], "encoding_sha256": now["encoding"], "how": "recorded", "passed": True,
+            "cross_check": None}
+
+
+def _check_any_size(model: str, progress: Callable[[str], None]) -> str | None:
+    """The every-size encoding's sample check on the default configuration: None when it passes,
+    else what it found."""
+    from checker.config import ConfigError, load_config
+
+    try:
+        if model == "kraft":
+            from checker.proofs.kraft_param import PCtx
+            from checker.proofs.prove_any import _encoding_covers
+            from model.kraft.variants import Protocol
+
+            rc = load_config(model="kraft", preset="default")
+            out = _encoding_covers("kafka-4.1", PCtx(Protocol.of("kafka-4.1"),
+                                                     stale_requests=bool(rc.config["stale_requests"])), True)
+        else:
+            from checker.proofs import replication_any
+            from checker.proofs.replication_param import RCtx
+            from model.replication.params import Params
+            from model.replication.variants import Rules
+
+            rc = load_config(model="replication", preset="default")
+            out = replication_any.encoding_covers(rc, RCtx.of(Params.from_config(dict(rc.config)),
+                                                              Rules.of("kafka-4.1")), True)
+    except ConfigError as e:
+        return str(e)
+    progress(f"every-size encoding: {out['how']}")
+    return None
 
 
 def main() -> int:
-    """Cross-check every model whose record is stale and record the ones that pass."""
+    """Cross-check every model whose record is stale and record the ones whose checks all pass."""
     from checker.proofs.conformance import cross_check
 
     table = json.loads(RECORD.read_text()) if RECORD.is_file() else {}
     failed = 0
     for model in stale():
-        check = cross_check(model, progress=lambda text: print(f"{model}: {text}", flush=True))
-        if check.passed:
-            table[model] = current(model)
-            print(f"{model}: {check.states:,} states, {check.transitions:,} transitions agree in"
-                  f" {check.seconds:.1f} s: recorded")
-        else:
+        def say(text: str, model: str = model) -> None:
+            print(f"{model}: {text}", flush=True)
+
+        check = cross_check(model, progress=say)
+        if not check.passed:
             failed += 1
             first = check.first
-            print(f"{model}: the encoding and the model part at {first.action} ({first.how}, preset {check.preset}):"
-                  " not recorded", file=sys.stderr)
+            print(f"{model}: the fixed-size encoding and the model part at {first.action} ({first.how}, preset "
+                  f"{check.preset}): not recorded", file=sys.stderr)
+            continue
+        say(f"fixed-size encoding: {check.states:,} states, {check.transitions:,} transitions agree in "
+            f"{check.seconds:.1f} s")
+        found = _check_any_size(model, say)
+        if found is not None:
+            failed += 1
+            print(f"{model}: {found}: not recorded", file=sys.stderr)
+            continue
+        table[model] = current(model)
+        say("recorded")
     RECORD.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     return 1 if failed else 0
 

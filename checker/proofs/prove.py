@@ -126,44 +126,20 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
     return rc, ctx, model, targets
 
 
-def _encoding_follows(args: argparse.Namespace, rc: RunConfig) -> dict[str, Any]:
-    """The encoding follows the model's sources, as recorded or by the cross-check run now; a
-    ConfigError (exit 2, nothing proved) where the cross-check finds the two part."""
-    from checker.proofs.checked_against import follows
+def _encoding_follows(rc: RunConfig) -> dict[str, Any]:
+    """The encoding is of the model's sources as they are: refused (ConfigError, exit 2, nothing
+    proved) unless they are those it was checked against (checker/proofs/checked_against.py)."""
+    from checker.proofs.checked_against import follows, refusal
 
-    def say(text: str) -> None:
-        if not args.quiet:
-            print(f"kcheck: cross-check: {text}", file=sys.stderr, flush=True)
-
-    if not args.quiet and _stale(rc.model):
-        print(f"kcheck: the {rc.model} model's sources are not those its encoding was last checked against:"
-              " cross-checking the encoding against them first", file=sys.stderr, flush=True)
-    out = follows(rc.model, rc.variant, say)
-    check = out["cross_check"]
-    if not out["passed"]:
-        first = check["first_difference"]
-        raise ConfigError(
-            f"the {rc.model} encoding (checker/proofs/) does not follow the model at {model_source().path}"
-            f" (sha256 {out['model_sha256'][:12]}): they part at {first['action']}: {first['how']} (cross-check on"
-            f" preset {first['preset']}, {check['states']:,} states and {check['transitions']:,} transitions before"
-            f" it, {check['seconds']:.1f} s); nothing is proved: bring checker/proofs/{rc.model}_next.py in step"
-            " with the model, then record it with python -m checker.proofs.checked_against (spec/proofs.md)")
-    return out
-
-
-def _stale(model: str) -> bool:
-    from checker.proofs.checked_against import current, recorded
-
-    return recorded(model) != current(model)
+    reason = refusal(rc.model, any_size=False)
+    if reason is not None:
+        raise ConfigError(reason)
+    return follows(rc.model)
 
 
 def _encoding_text(encoding: dict[str, Any]) -> str:
-    if encoding["how"] == "recorded":
-        return (f"follows the model (its sources, sha256 {encoding['model_sha256'][:12]}, are those the encoding"
-                " was last cross-checked against)")
-    c = encoding["cross_check"]
-    return (f"cross-checked against the model's edited sources (sha256 {encoding['model_sha256'][:12]}):"
-            f" {c['states']:,} states, {c['transitions']:,} transitions agree ({c['seconds']:.1f} s)")
+    return (f"follows the model (its sources, sha256 {encoding['model_sha256'][:12]}, are those the encoding"
+            " was checked against)")
 
 
 def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = None) -> str:
@@ -186,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from checker.outputs import check_outputs
 
     check_outputs(files=[("--trace-out", args.trace_out)], inputs=[("the config file", args.config_file)])
-    encoding = _encoding_follows(args, rc)
+    encoding = _encoding_follows(rc)
     size_key = _SIZE_KEY[rc.model]
     report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
                               "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets,

@@ -348,7 +348,11 @@ def encoding_covers(rc: Any, c: R.RCtx, quiet: bool) -> dict[str, Any]:
     if missing:
         raise ConfigError(f"the sample ({where}) took no step of {', '.join(missing)}: that part of the every-size "
                           "encoding is unchecked against the model; nothing is proved")
-    return {"how": f"covers the model: {where}, every encoded action among them", "transitions": transitions,
+    from checker.provenance import model_digest
+
+    return {"how": f"follows the model (its sources, sha256 {model_digest('replication')[:12]}, are those the "
+                   f"encoding was checked against; a sample of this configuration's steps re-checked: {where}, every"
+                   " encoded action among them)", "transitions": transitions,
             "distinct_steps": solved}
 
 
@@ -397,6 +401,9 @@ def run(args: Any, rc: Any, proving: Callable[..., tuple[Outcome, float]]) -> tu
         if name != "structural" and name not in structural:
             raise ConfigError(f"--size any proves structural only (its conjuncts: {', '.join(structural)}) for "
                               f"--model replication; {name} is proved for a fixed --size N (spec/proofs.md)")
+    from checker.proofs.prove_any import licensed
+
+    licensed("replication")
     encoding = encoding_covers(rc, c, args.quiet)
 
     o, wall = proving(args, lambda progress: prove(c, timeout_s=args.timeout, progress=progress))
