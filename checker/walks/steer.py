@@ -55,7 +55,8 @@ class Steering:
             open_kinds = list(kinds)  # first-enabled order: deterministic
             kind = open_kinds[Walker._pick_kind(open_kinds, rng, weights)]
             members = kinds[kind]
-            cells = [None if n is None else self.cell(raw, n) for n in (raw.next_state(state, candidates[i]) for i in members)]
+            successors = (raw.next_state(state, candidates[i]) for i in members)
+            cells = [None if n is None else self.cell(raw, n) for n in successors]
             ws = [0.0 if c is None else 1.0 / (1 + self.cells[c]) for c in cells]
             if any(ws):
                 j = _weighted(rng, ws)
