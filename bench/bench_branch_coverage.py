@@ -7,8 +7,9 @@ each way of each decision in the model's rules (checker/walks/branches.py); prin
 The walks are the model's alone (no JVM): walk w of seed S over preset w % len(presets), drawn as
 kcheck conform draws them, except that conform also skips a draw the real code cannot take, so its
 walks may part from these after such a draw. The model runs as Python (KCHECK_PURE_PYTHON=1 is set
-here). Per source file: the decisions, the ways (two per decision) reached, the ways never reached
-and the rarest reached, each with its test's source.
+here). Both draws are run, plain and steered (`kcheck conform --steer`, checker/walks/steer.py),
+each reported under `draws`: per source file, the decisions, the ways (two per decision) reached,
+the ways never reached and the rarest reached, each with its test's source.
 """
 from __future__ import annotations
 
