@@ -25,6 +25,11 @@ COMPILED = sorted(str(p) for pattern in ("model/replication/*.py", "model/kraft/
     "checker/search/bfs.py", "checker/fingerprint.py", "checker/search/parallel.py", "checker/walks/walker.py"]
 
 
+# The digest of each source as Cython read it: taken before cythonize, so a source edited while the
+# install runs is recorded as it was compiled, and compiled.py then runs its Python instead.
+SOURCE_DIGESTS: dict[str, str] = {}
+
+
 def _cython_extensions() -> list[Extension]:
     if os.environ.get("KCHECK_PURE_PYTHON"):
         return []
@@ -33,6 +38,7 @@ def _cython_extensions() -> list[Extension]:
     except ImportError:
         return []
     extensions = [Extension(path[:-3].replace("/", "."), [path], optional=True) for path in COMPILED]
+    SOURCE_DIGESTS.update((path, hashlib.sha256(Path(path).read_bytes()).hexdigest()) for path in COMPILED)
     # annotation_typing off: the sources' annotations are documentation, never C types, so the
     # compiled module behaves exactly as the Python one (same objects, same hashes, same order).
     return cythonize(extensions, build_dir="build/cython", quiet=True, nthreads=os.cpu_count() or 1,
@@ -67,9 +73,9 @@ class BuildExt(build_ext):
         tables: dict[Path, dict[str, str]] = {}
         for ext in self.extensions:
             built = Path(self.get_ext_fullpath(ext.name))
-            source = Path(ext.name.replace(".", "/") + ".py")
-            if built.is_file() and source.is_file():
-                tables.setdefault(built.parent, {})[source.name] = hashlib.sha256(source.read_bytes()).hexdigest()
+            source = ext.name.replace(".", "/") + ".py"
+            if built.is_file() and source in SOURCE_DIGESTS:
+                tables.setdefault(built.parent, {})[Path(source).name] = SOURCE_DIGESTS[source]
         for folder, table in tables.items():
             (folder / "_compiled_sources.json").write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
 

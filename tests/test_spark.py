@@ -168,6 +168,28 @@ def test_the_spark_search_finds_what_the_local_one_finds(spark, name: str, varia
         assert len(list((tmp_path / "run").glob("visited-*.bin"))) == 3 * (local.depth + 2)  # levels 0 .. depth, and the last, empty one
 
 
+@pytest.mark.parametrize("driver_level", [0, 300, 10**9])
+def test_levels_on_the_driver_change_nothing(spark, driver_level: int, tmp_path: Path) -> None:
+    """Every level on Spark (0), the small ones on the driver (300: the first, the last, and some in
+    between, in and out), or all on the driver: the local search's states, counts, trace and files."""
+    from checker.config import load_config
+    from checker.search.run import explore
+    from checker.search.spark_bfs import explore_spark
+    from checker.walks.walker import ModelSpec
+
+    for variant in ("kafka-4.1", "hw-without-maximal-isr"):
+        rc = load_config(model="replication", variant=variant, preset="smoke")
+        local = explore(rc.build())
+        run = tmp_path / variant
+        on_spark = explore_spark(spark.sparkContext, ModelSpec.of(rc.model, rc.config, rc.variant), partitions=3,
+                                 run_dir=run, driver_level=driver_level)
+        assert _figures(on_spark) == _figures(local)
+        if local.result == "ok":
+            assert (on_spark.distinct_states, on_spark.states_generated, on_spark.action_counts, on_spark.digest) == \
+                (local.distinct_states, local.states_generated, local.action_counts, local.digest)
+            assert len(list(run.glob("visited-*.bin"))) == 3 * (local.depth + 2)
+
+
 def test_the_spark_search_does_not_depend_on_the_partition_count(spark) -> None:
     from checker.config import load_config
     from checker.search.spark_bfs import explore_spark
@@ -202,7 +224,7 @@ def test_check_on_a_standalone_cluster_of_two_workers_gives_the_local_result(clu
             "--no-liveness"]
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", KCHECK_SPARK_LOG=str(tmp_path / "driver-jvm.log"))
     p = subprocess.run([sys.executable, str(driver), *argv, "--engine", "spark", "--master", cluster,
-                        "--partitions", "4", "--run-dir", str(tmp_path / "run")],
+                        "--partitions", "4", "--run-dir", str(tmp_path / "run"), "--driver-level", "0"],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert p.returncode == 1, p.stderr[-3000:]
     remote = json.loads(p.stdout)

@@ -64,3 +64,33 @@ def test_both_engines_run_on_a_standalone_cluster_after_a_plain_install(tmp_path
     assert report["engine"] == "spark" and report["walks"] == 8 and report["steps"] > 0
     # Two applications, each with one executor told to call its driver back on the loopback address.
     assert driver_urls == ["127.0.0.1", "127.0.0.1"], driver_urls
+
+
+def test_a_plugin_runs_on_a_standalone_cluster_after_a_plain_install(tmp_path_factory, tmp_path: Path) -> None:
+    """A user's plugin file (outside the repo, beside the commands) on the executors of a standalone
+    cluster: shipped with the job, checked by SHA-256 there, and the results are the local engine's."""
+    from tests.test_spark_plugin import NO_PRODUCE
+    from tests.test_plugin import QUORUM
+
+    python = install_checkout(tmp_path_factory, compile_models=False)
+    (tmp_path / "no_produce.py").write_text(NO_PRODUCE)
+    (tmp_path / "hw_quorum.py").write_text(QUORUM)
+    check = ["check", "--plugin", "no_produce.py", "--variant", "no-produce", "--preset", "smoke", "--json",
+             "--no-liveness", "--quiet"]
+    walks = ["simulate", "--plugin", "hw_quorum.py", "--variant", "hw-quorum", "--preset", "smoke", "--walks", "40",
+             "--seed", "5", "--json", "--quiet"]
+    with standalone_cluster(tmp_path_factory.mktemp("cluster"), workers=1) as url:
+        on_cluster = _kcheck(python, tmp_path, *check, "--engine", "spark", "--master", url, "--partitions", "2")
+        walked = _kcheck(python, tmp_path, *walks, "--master", url, "--partitions", "2")
+    assert on_cluster.returncode == 0, on_cluster.stderr[-3000:]
+    assert walked.returncode == 1, walked.stderr[-3000:]
+    local = _kcheck(python, tmp_path, *check, "--workers", "1")
+    local_walks = _kcheck(python, tmp_path, *walks)
+    remote, here = json.loads(on_cluster.stdout), json.loads(local.stdout)
+    assert remote["distinct_states"] < 56_775  # fewer than Kafka 4.1's smoke: the executors ran the plugin's step
+    for key in ("result", "distinct_states", "states_generated", "depth", "action_counts", "unreached", "plugins"):
+        assert remote[key] == here[key], key
+    remote, here = json.loads(walked.stdout), json.loads(local_walks.stdout)
+    assert remote["engine"] == "spark" and remote["violations"][0]["invariant"] == "candidate_completeness"
+    for key in ("violations", "action_counts", "depth_histogram", "outcomes", "distinct_states", "steps", "plugins"):
+        assert remote[key] == here[key], key

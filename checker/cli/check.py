@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -11,12 +12,12 @@ from checker import stop
 from checker.search.common import Progress, Result
 from checker.search.run import explore
 from checker.config import ConfigError, RunConfig, clamp_note
-from checker.outputs import check_outputs, plugin_inputs
+from checker.outputs import check_outputs, plugin_inputs, same_file
 from checker.provenance import model_source
 from checker.traces.render import render_text, trace_json
 from checker.selection import select_invariants
 from checker.cli.options import (EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION, _config_text, _positive_int,
-                                 add_config_arguments, default_workers, positive_seconds, process_count,
+                                 add_config_arguments, default_workers, nonnegative_int, positive_seconds, process_count,
                                  progress_printer, run_config, with_timeout)
 
 # ---------------------------------------------------------------------------------------------
@@ -62,6 +63,12 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
                         help="spark engine: local[*] (default) or spark://host:port")
     parser.add_argument("--partitions", type=_positive_int, metavar="P",
                         help="spark engine: partitions of the fingerprint space (default 4 x the default parallelism)")
+    parser.add_argument("--driver-level", type=nonnegative_int, metavar="N", default=None,
+                        help="spark engine: a BFS level of at most N states is expanded on the driver instead of"
+                             " by a Spark job (default 5,000; 0: every level on Spark)")
+    parser.add_argument("--out", metavar="DIR",
+                        help="spark engine: write per-level and per-action counts and the run's row as Parquet"
+                             " tables in DIR, new or empty (docs/simulate.md, 'Results as data')")
     parser.add_argument("--no-reduce", dest="reduce", action="store_false",
                         help="explore every state the model's actions give, without its stutter reduction"
                              " (see docs/cli.md)")
@@ -281,7 +288,8 @@ def _resumed_config(args: argparse.Namespace) -> None:
 
 def _check_engine_options(args: argparse.Namespace) -> None:
     if args.engine == "local":
-        for option, value in (("--master", args.master), ("--partitions", args.partitions)):
+        for option, value in (("--master", args.master), ("--partitions", args.partitions), ("--out", args.out),
+                              ("--driver-level", args.driver_level)):
             if value is not None:
                 raise ConfigError(f"{option} needs --engine spark")
     else:
@@ -291,7 +299,8 @@ def _check_engine_options(args: argparse.Namespace) -> None:
                                                                       if option == "--workers" else ""))
 
 
-def _explore_on_spark(args: argparse.Namespace, rc: RunConfig, progress: Callable[[Progress], None] | None) -> Result:
+def _explore_on_spark(args: argparse.Namespace, rc: RunConfig, progress: Callable[[Progress], None] | None,
+                      out: tuple[str, str] | None = None) -> Result:
     """The search on Spark (checker/search/spark_bfs.py), in a session started for it or the active one."""
     from checker.search.spark_bfs import explore_spark
     from checker.walks.spark import SparkUnavailable, _active_context, default_log_path, guarded, spark_session
@@ -304,12 +313,14 @@ def _explore_on_spark(args: argparse.Namespace, rc: RunConfig, progress: Callabl
             session = spark_session(args.master, app_name="kcheck-check")
             try:
                 stop.check()  # a stop while the session started
+                args.spark_master = session.sparkContext.master  # --out's run row names it
                 if not args.quiet and owned:
                     print(f"kcheck: check: Spark {session.version} on {session.sparkContext.master}; JVM log in"
                           f" {default_log_path()}", file=sys.stderr, flush=True)
                 return explore_spark(session.sparkContext, spec, max_states=args.max_states,
                                      partitions=args.partitions, run_dir=args.run_dir, reduce=args.reduce,
-                                     progress=progress)
+                                     progress=progress, out=out, **({} if args.driver_level is None else
+                                                                    {"driver_level": args.driver_level}))
             finally:
                 if owned:
                     session.stop()
@@ -356,9 +367,21 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.workers is None and args.engine == "local" and args.rounds is None:
         args.workers = default_workers()
     rc = run_config(args)
-    check_outputs(files=[("--trace-out", args.trace_out), ("--html", args.html)],
+    check_outputs(files=[("--trace-out", args.trace_out), ("--html", args.html)], dirs=[("--out", args.out)],
                   inputs=[("the config file", args.config_file), ("the run directory", args.run_dir or args.resume),
                           *plugin_inputs(args.plugins)])
+    out = None
+    if args.out:
+        from checker.walks.results import check_out_dir, model_source_digest, run_id
+
+        check_out_dir(args.out)
+        if args.run_dir and same_file(args.out, args.run_dir):
+            raise ConfigError(f"--out {args.out}: is also --run-dir: give the tables a folder of their own")
+        source = model_source_digest(rc.model)
+        out = (os.path.abspath(args.out), run_id({"model": rc.model, "variant": rc.variant, "preset": rc.preset,
+                                 "config": dict(rc.config), "plugins": [p["sha256"] for p in _plugins()],
+                                 "source": source, "invariants": sorted(args.invariants), "reduce": args.reduce,
+                                 "max_states": args.max_states}))
     model = select_invariants(rc.build(), args.invariants)
     total = _expected_states(args, rc)
     progress = None if args.quiet else progress_printer(sys.stderr, total)
@@ -370,7 +393,7 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.rounds is not None:
         r = _search_by_rounds(args, model)
     elif args.engine == "spark":
-        r = _explore_on_spark(args, rc, progress)
+        r = _explore_on_spark(args, rc, progress, out)
     else:
         try:
             r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers,
@@ -394,6 +417,13 @@ def _run_check(args: argparse.Namespace) -> int:
     report["rounds"] = args.rounds
     report["liveness_skipped"] = skipped
     report["variant_note"] = _variant_note(rc, result)
+    if out is not None:
+        from checker.walks.results import CHECK_RUN, command_line, write_table
+
+        write_table(os.path.join(args.out, "run"), CHECK_RUN, [(
+            out[1], command_line(args), "spark", f"spark ({getattr(args, 'spark_master', '?')})", rc.model, rc.variant, rc.preset,
+            json.dumps(dict(rc.config), sort_keys=True), source, json.dumps(_plugins()), result,
+            r.distinct_states, r.states_generated, r.depth, round(r.seconds, 3))])
     if args.json:
         print(json.dumps(report))
     else:

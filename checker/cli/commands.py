@@ -106,6 +106,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return e.code if isinstance(e.code, int) else EXIT_OK
         if sys.stdout is None:  # started with stdout closed (`>&-`): the result would be lost
             raise ConfigError("stdout is closed: nowhere to write the result")
+        args.argv = args_list  # the command as given: a run's own record (`simulate --out`) names it
         check_checkout()  # an edited checkout is not what an installed kcheck checks
         code = COMMANDS[args.command].run(args)
         sys.stdout.flush()  # a full disk shows here, not as an error at the interpreter's exit

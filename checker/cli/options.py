@@ -87,8 +87,6 @@ def activate_plugins(args: argparse.Namespace) -> None:
     if getattr(args, "command", None) == "prove":
         raise ConfigError("--plugin: kcheck prove checks the Z3 encoding of the built-in models (checker/proofs),"
                           " which a plugin's Python code does not change; check the change with kcheck check")
-    if getattr(args, "engine", "local") == "spark" or getattr(args, "master", None):
-        raise ConfigError("--plugin: Spark executors do not load plugins; use --engine local")
     models = {p.extension.model for p in plugin.activate(plugins)}
     if getattr(args, "model", "") is None and not getattr(args, "config_file", None) and len(models) == 1:
         args.model = models.pop()  # the model the plugin extends, unless told otherwise

@@ -4,7 +4,9 @@ Each level is one shuffle. The executors expand the current level's states; ever
 travels, keyed by its fingerprint, to the partition that owns that fingerprint (fingerprint mod
 P). That partition loads its visited set from its own files in the run directory (one file of
 fingerprints per partition and level), keeps the successors it has not seen, writes them to a
-new file, and checks every property on them. The driver keeps counts only.
+new file, and checks every property on them. The driver keeps counts only, except while a level
+is small (`driver_level`): the driver then expands it itself, writing the same files, since a
+Spark job costs about a second however few states it has.
 
 Order: each state carries a key, the path of action indices that reached it, packed in one
 integer (`key * 2**16 + action index`, an initial state's key is its index). Of the successors
@@ -35,10 +37,20 @@ from checker.search.common import Invariants, reduction_text, successor_function
 from checker.walks.walker import ModelSpec
 
 SHIFT = 16  # bits of an action index in a key: up to 65,536 actions a state
+# A frontier of at most this many states is expanded on the driver, in this process, instead of by
+# a Spark job: a job costs about a second however small its level (scheduling two stages, starting
+# tasks, the shuffle's files), and one process expands 5,000 states in a fraction of that. The
+# first levels and the last are that small (replication smoke: 23 of its 29).
+DRIVER_LEVEL = 5_000
 _MODELS: dict[ModelSpec, Any] = {}  # one model per executor process and spec
 
 
 def _model(spec: ModelSpec) -> Any:
+    """The task's model, built once per process; its plugin files are checked, and put in force
+    alone (a reused Python worker may hold another job's), in every task."""
+    from checker.walks.spark_plugins import activate_on_executor
+
+    activate_on_executor(spec.plugins)
     if spec not in _MODELS:
         _MODELS[spec] = spec.build()
     return _MODELS[spec]
@@ -122,6 +134,77 @@ def _deduper(spec: ModelSpec, run_dir: str, level: int) -> Callable:
     return dedupe
 
 
+def _write_levels(out: tuple[str, str], levels: list, kinds: list) -> None:
+    """--out: the levels and (level, action kind) counts, written by Spark's Parquet writer."""
+    from pyspark.sql import SparkSession
+
+    from checker.walks.results import ACTIONS, LEVELS, write_on_spark
+
+    folder, rid = out
+    session = SparkSession.builder.getOrCreate()
+    write_on_spark(session, os.path.join(folder, "levels"), LEVELS,
+                   [(rid, level, new, gen, round(seconds, 3)) for level, new, gen, seconds in levels])
+    write_on_spark(session, os.path.join(folder, "actions"), ACTIONS, [(rid, level, k, n) for level, k, n in kinds])
+
+
+def _level_on_driver(model: Any, step: Callable, fp_of: Callable, frontier: list, seen: Any, parts: int,
+                     run_dir: str, level: int) -> tuple[tuple, list]:
+    """One level expanded in this process exactly as the executors expand and deduplicate it (the
+    same successors, least keys, visited files, violation and counts): (stats, next frontier).
+    `seen` (an FPSet of every state found so far) takes the level's new fingerprints."""
+    broken = Invariants(model).broken
+    sometimes = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
+    actions = model.actions
+    best: dict[int, tuple[int, Any]] = {}
+    counts: dict[str, int] = {}
+    generated = 0
+    for key, s in frontier:
+        base = key << SHIFT
+        for i, a in enumerate(actions(s)):
+            t = step(s, a)
+            if t is None:
+                continue
+            generated += 1
+            kind = a.__class__.__name__
+            counts[kind] = counts.get(kind, 0) + 1
+            fp = fp_of(t)
+            if fp in seen:
+                continue
+            held = best.get(fp)
+            if held is None or (base | i) < held[0]:
+                best[fp] = (base | i, t)
+    owned: list[list[int]] = [[] for _ in range(parts)]
+    for fp in best:
+        owned[fp % parts].append(fp)
+        seen.add(fp)
+    for part in range(parts):
+        _write_atomic(_visited_path(run_dir, part, level), array("Q", sorted(owned[part])).tobytes())
+    violation: Optional[tuple[int, str]] = None
+    reached: set[str] = set()
+    for key, t in best.values():
+        if violation is None or key < violation[0]:
+            bad = broken(t)
+            if bad is not None:
+                violation = (key, bad)
+        for name, pred in sometimes:
+            if name not in reached and pred(t):
+                reached.add(name)
+    stats = (generated, counts, len(best), sum(best) % (1 << 64), violation, sorted(reached), None)
+    return stats, list(best.values())
+
+
+def _visited_so_far(run_dir: str, parts: int, levels: int) -> Any:
+    """Every fingerprint the search has found, from the visited files of levels 0 .. levels - 1."""
+    from checker.search.visited import FPSet
+
+    seen = FPSet()
+    for part in range(parts):
+        for at in range(levels):
+            with open(_visited_path(run_dir, part, at), "rb") as f:
+                seen.add_fps(f.read())
+    return seen
+
+
 def trace_of(model: Any, key: int, level: int, reduce: bool = True) -> list[tuple[Any, Any]]:
     """The trace a key packs: its initial state, then `level` action indices."""
     indices = [(key >> (SHIFT * k)) & ((1 << SHIFT) - 1) for k in range(level)]
@@ -138,12 +221,18 @@ def trace_of(model: Any, key: int, level: int, reduce: bool = True) -> list[tupl
 
 def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, partitions: int | None = None,
                   run_dir: str | Path | None = None, reduce: bool = True,
-                  progress: Callable[[Progress], None] | None = None) -> Result:
-    """`checker.search.run.explore` on Spark: the same states, counts, coverage and shortest counterexample."""
+                  progress: Callable[[Progress], None] | None = None, out: tuple[str, str] | None = None,
+                  driver_level: int = DRIVER_LEVEL) -> Result:
+    """`checker.search.run.explore` on Spark: the same states, counts, coverage and shortest counterexample.
+    `out`: (folder, run id): a row per level and per (level, action kind) is written there as Parquet
+    by Spark (checker/walks/results.py), for the levels the search finished. `driver_level`: a
+    frontier of at most this many states is expanded here rather than by a Spark job (the same
+    result; 0: every level on Spark)."""
     from pyspark import StorageLevel
 
     from checker.walks.spark import SparkUnavailable, job_failure, ship_packages
 
+    tables = out  # `out` names each level's RDD below
     model = spec.build()
     ship_packages(sc, spec, sc.master)
     parts = max(1, partitions or sc.defaultParallelism * 4)
@@ -164,8 +253,13 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
     bad: Optional[tuple[int, str, int]] = None  # (key, invariant, level)
     generated = distinct = digest = depth = queue = 0
     level = 0
-    frontier = None
+    frontier = None  # the frontier as an RDD, when Spark holds it
+    kept = None  # the persisted level `frontier` is computed from (dropped once the next level is done)
+    on_driver: Optional[list] = None  # the frontier as a list, when this process holds it
+    seen = None  # with it, every fingerprint found so far
     executors: set[str] = set()
+    levels: list[tuple[int, int, int, float]] = []  # (level, new states, generated, seconds) for --out
+    kinds_by_level: list[tuple[int, str, int]] = []
     try:
         # A stop cancels the running job from a helper thread (its action then fails) and is
         # raised at the next check, never in the middle of a Py4J call.
@@ -181,31 +275,61 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
                 fps.append(fp)
             reached.update({name: 0 for name in first.reached})
             distinct, digest = len(fps), sum(fps) % (1 << 64)
+            levels.append((0, distinct, generated, time.perf_counter() - start))
             for part in range(parts):
                 _write_atomic(_visited_path(str(where), part, 0),
                               array("Q", sorted(fp for fp in fps if fp % parts == part)).tobytes())
-            frontier = sc.parallelize(firsts, max(1, min(parts, len(firsts))))
+            on_driver = firsts
             size = len(firsts)
+            step = successor_function(model, reduce)
             while outcome == OK and size:
                 stop.check()
                 level += 1
-                candidates = frontier.mapPartitions(_expander(spec, reduce)).partitionBy(parts, _owner)
-                out = candidates.mapPartitionsWithIndex(_deduper(spec, str(where), level))
-                out.persist(StorageLevel.MEMORY_AND_DISK)
-                stats = out.filter(lambda r: r[0] == "stat").map(lambda r: r[1]).collect()
+                began = time.perf_counter()
+                if size <= driver_level:
+                    if on_driver is None:  # a small level after large ones: the frontier comes here
+                        on_driver = frontier.collect()
+                        kept.unpersist()
+                        kept = frontier = None
+                        seen = _visited_so_far(str(where), parts, level)
+                    elif seen is None:
+                        seen = _visited_so_far(str(where), parts, level)
+                    stat, on_driver = _level_on_driver(model, step, fp_of, on_driver, seen, parts, str(where), level)
+                    stats = [stat]
+                else:
+                    if on_driver is not None:  # a large level: the frontier goes to the executors
+                        frontier = sc.parallelize(on_driver, parts)
+                        on_driver, seen = None, None
+                    candidates = frontier.mapPartitions(_expander(spec, reduce)).partitionBy(parts, _owner)
+                    out = candidates.mapPartitionsWithIndex(_deduper(spec, str(where), level))
+                    out.persist(StorageLevel.MEMORY_AND_DISK)
+                    # One job a level: the next level's frontier is read from this persisted result
+                    # by the next level's job, and the level before it is dropped only now.
+                    stats = out.filter(lambda r: r[0] == "stat").map(lambda r: r[1]).collect()
+                    if kept is not None:
+                        kept.unpersist()
+                    kept = out
+                    frontier = out.filter(lambda r: r[0] == "new").map(lambda r: r[1])
                 new = 0
                 least: Optional[tuple[int, str]] = None
+                level_generated = 0
+                level_kinds: dict[str, int] = {}
                 for gen, kinds, fresh, fsum, violation, names, where_run in stats:
-                    executors.add(where_run)
+                    if where_run is not None:
+                        executors.add(where_run)
                     generated += gen
+                    level_generated += gen
                     for k, n in kinds.items():
                         counts[k] = counts.get(k, 0) + n
+                        level_kinds[k] = level_kinds.get(k, 0) + n
                     new += fresh
                     digest = (digest + fsum) % (1 << 64)
                     if violation is not None and (least is None or violation[0] < least[0]):
                         least = violation
                     for name in names:
                         reached.setdefault(name, level)
+                levels.append((level, new, level_generated, time.perf_counter() - began))
+                kinds_by_level.extend((level, k, n) for k, n in sorted(level_kinds.items()))
                 if new:
                     depth = level
                 if least is not None:
@@ -215,18 +339,13 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
                     outcome, queue = INCOMPLETE, size
                 else:
                     distinct += new
-                previous = frontier
-                frontier = out.filter(lambda r: r[0] == "new").map(lambda r: r[1])
-                frontier.persist(StorageLevel.MEMORY_AND_DISK)
                 size = new
-                if outcome == OK and size:
-                    frontier.count()  # materialise it before the level it came from is dropped
-                out.unpersist()
-                previous.unpersist()
                 if progress is not None:
                     seconds = time.perf_counter() - start
                     progress(Progress(distinct, generated, depth, size, seconds))
             stop.check()
+            if tables is not None:
+                _write_levels(tables, levels, kinds_by_level)
     except KeyboardInterrupt:
         outcome, interrupted = INCOMPLETE, True
     except Exception as e:  # Py4JJavaError: a task failed; its Python error is in the text
@@ -237,9 +356,9 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
         else:
             raise
     finally:
-        if frontier is not None:
+        if kept is not None:
             try:
-                frontier.unpersist()
+                kept.unpersist()
             except Exception:  # noqa: BLE001 - the context may be gone after Ctrl-C
                 pass
         if temporary:

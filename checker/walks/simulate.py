@@ -77,6 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the shortest shrunk counterexample as an ITF trace (JSON) to FILE, if any")
     parser.add_argument("--html", metavar="FILE",
                         help="draw the shortest shrunk counterexample, if any, as an HTML page (docs/visual.md)")
+    parser.add_argument("--out", metavar="DIR",
+                        help="write the results as Parquet tables in DIR, new or empty: a row per walk, per "
+                             "violation (its trace beside it) and the run's (docs/simulate.md, 'Results as data')")
     parser.add_argument("--no-shrink", action="store_true", help="report violating walks as found, unshrunk")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -100,8 +103,8 @@ def _chunks(walks: int, size: int) -> Iterator[range]:
 
 
 def _run_chunk(job: tuple) -> Summary:
-    spec, seed, ids, depth, swarm, distinct, plan = job
-    return summarize(spec.build(), seed, ids, depth, swarm, distinct, plan=plan)
+    spec, seed, ids, depth, swarm, distinct, plan, rows = job
+    return summarize(spec.build(), seed, ids, depth, swarm, distinct, plan=plan, rows=rows)
 
 
 def _plugins() -> list[dict[str, str]]:
@@ -114,17 +117,18 @@ def _plugins() -> list[dict[str, str]]:
 def run_local(spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool = False,
               processes: int = 1, distinct: str = "exact", progress: ProgressFn | None = None,
               model: Any = None, plan: RoundPlan | None = None, walker: Walker | None = None,
-              pool: Any = None) -> tuple[Summary, int | None]:
+              pool: Any = None, rows: bool = False) -> tuple[Summary, int | None]:
     """Walks 0..walks-1 in this process, or in a pool of `processes` (blocks of walk ids).
     Returns the Summary and the number of distinct states (exact, estimated or None, by `distinct`).
-    `plan`: one guided round (checker.walks.guided); `walker` / `pool`: reused across rounds."""
+    `plan`: one guided round (checker.walks.guided); `walker` / `pool`: reused across rounds.
+    `rows`: the Summary keeps a WalkRow per walk (`--out`)."""
     start = time.monotonic()
-    total = Summary()
+    total = Summary(rows=[] if rows else None)
     last = start
     if processes <= 1:
         walker = walker or walker_for(model if model is not None else spec.build(), distinct)
         for ids in _chunks(walks, 100):
-            total.merge(summarize(walker.model, seed, ids, depth, swarm, walker=walker, plan=plan))
+            total.merge(summarize(walker.model, seed, ids, depth, swarm, walker=walker, plan=plan, rows=rows))
             now = time.monotonic()
             if progress is not None and now - last >= 1.0:
                 progress(total.walks, total.steps, now - start)
@@ -133,7 +137,7 @@ def run_local(spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool
     import multiprocessing
 
     size = max(1, min(500, walks // (processes * 8) or 1))
-    jobs = [(spec, seed, ids, depth, swarm, distinct, plan) for ids in _chunks(walks, size)]
+    jobs = [(spec, seed, ids, depth, swarm, distinct, plan, rows) for ids in _chunks(walks, size)]
     owned = pool is None
     if owned:
         pool = multiprocessing.get_context().Pool(processes)
@@ -180,8 +184,11 @@ def _check_options(args: argparse.Namespace) -> str:
         raise ConfigError("--novelty needs --guided --cells state")
     from checker.outputs import check_outputs, plugin_inputs
 
-    check_outputs(files=[("--trace-out", args.trace_out), ("--html", args.html)],
+    from checker.walks.results import check_out_dir
+
+    check_outputs(files=[("--trace-out", args.trace_out), ("--html", args.html)], dirs=[("--out", args.out)],
                   inputs=[("the config file", args.config_file), *plugin_inputs(args.plugins)])
+    check_out_dir(args.out)
     return engine
 
 
@@ -208,7 +215,7 @@ def _guided_local(args: argparse.Namespace, spec: ModelSpec, model: Any, process
         summary, info = run_guided(
             lambda plan, n: run_local(spec, args.seed, n, args.depth, swarm=args.swarm, processes=processes,
                                       distinct=args.distinct, model=model, plan=plan, walker=walker,
-                                      pool=pool)[0],
+                                      pool=pool, rows=bool(args.out))[0],
             args.seed, args.rounds or DEFAULT_ROUNDS, args.walks, corpus=args.corpus or DEFAULT_CORPUS,
             progress=on_round, state_cells=args.cells == "state", novelty=args.novelty)
     finally:
@@ -219,23 +226,25 @@ def _guided_local(args: argparse.Namespace, spec: ModelSpec, model: Any, process
 
 
 def _run_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn | None,
-               on_round: Callable[[RoundInfo], None] | None = None) -> tuple[Summary, int, str, float, dict | None]:
+               on_round: Callable[[RoundInfo], None] | None = None,
+               out: tuple | None = None) -> tuple[Summary, int, str, float, dict | None]:
     """Walks (or guided rounds) on Spark; the seconds returned exclude starting and stopping the session.
     A stop (Ctrl-C, SIGTERM) cancels the jobs and ends it with KeyboardInterrupt (checker/stop.py)."""
     from checker.walks.spark import SparkUnavailable, guarded
 
     try:
         with guarded():
-            out = _on_spark(args, spec, progress, on_round)
+            result = _on_spark(args, spec, progress, on_round, out)
     except SparkUnavailable as e:
         stop.check()  # or a stop failed the job
         raise ConfigError(str(e)) from None
     stop.check()
-    return out
+    return result
 
 
 def _on_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn | None,
-              on_round: Callable[[RoundInfo], None] | None) -> tuple[Summary, int, str, float, dict | None]:
+              on_round: Callable[[RoundInfo], None] | None,
+              out: tuple | None = None) -> tuple[Summary, int, str, float, dict | None]:
     from checker.walks.spark import _active_context, count_distinct, default_log_path, run_spark, spark_session
 
     info = None
@@ -255,14 +264,14 @@ def _on_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn | 
             summary, info = run_guided(
                 lambda plan, n: run_spark(sc, spec, args.seed, n, args.depth, swarm=args.swarm,
                                           partitions=args.partitions, distinct=args.distinct, plan=plan,
-                                          fingerprints=kept if exact else None)[0],
+                                          fingerprints=kept if exact else None, out=out)[0],
                 args.seed, args.rounds or DEFAULT_ROUNDS, args.walks, corpus=args.corpus or DEFAULT_CORPUS,
                 progress=on_round, state_cells=args.cells == "state", novelty=args.novelty)
             distinct = count_distinct(sc, kept, args.partitions) if exact else summary.distinct_states()[0]
         else:
             summary, distinct = run_spark(sc, spec, args.seed, args.walks, args.depth,
                                           swarm=args.swarm, partitions=args.partitions,
-                                          distinct=args.distinct, progress=progress)
+                                          distinct=args.distinct, progress=progress, out=out)
         seconds = time.monotonic() - start
     finally:
         if owned:
@@ -306,6 +315,13 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
     on_round = None if args.quiet else _round_printer(engine)
     start = time.monotonic()
     info = None
+    out = None  # --out: (folder, the columns every walk row shares)
+    if args.out:
+        from checker.walks.results import model_source_digest, simulation_id, walk_columns
+
+        source = model_source_digest(rc.model)
+        rid = simulation_id(rc, args, _plugins(), source)
+        out = (os.path.join(os.path.abspath(args.out), "walks"), walk_columns(rid, args.seed, rc.model, rc.preset, rc.variant, source))
     if engine == "local":
         processes = args.processes or 1
         if args.guided:
@@ -313,11 +329,11 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
         else:
             summary, distinct = run_local(spec, args.seed, args.walks, args.depth, swarm=args.swarm,
                                           processes=processes, distinct=args.distinct, progress=progress,
-                                          model=model)
+                                          model=model, rows=bool(args.out))
         where = f"local ({processes} process{'es' if processes > 1 else ''})"
         walk_seconds = time.monotonic() - start
     else:
-        summary, distinct, master, walk_seconds, info = _run_spark(args, spec, progress, on_round)
+        summary, distinct, master, walk_seconds, info = _run_spark(args, spec, progress, on_round, out)
         where = f"spark ({master})"
     found = [_violation_report(model, v, summary.violating_walks[v.invariant],
                                summary.first_violating_walk[v.invariant], not args.no_shrink,
@@ -370,6 +386,11 @@ def simulate(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[dict,
         "seconds": round(seconds, 3),  # everything: Spark start-up and shrinking included
         "model_source": model_source().as_json(),
     }
+    if out is not None:
+        from checker.walks.results import command_line, write_simulation
+
+        write_simulation(args.out, report, found, model, rid, source, command_line(args),
+                         summary.rows if engine == "local" else None)
     return report, found, model
 
 

@@ -12,8 +12,9 @@ sketches on the driver, which shuffles nothing.
 Sessions: `local[*]` by default, or a master URL such as `spark://host:7077`. The JVM's
 stdout/stderr (Spark's log4j output and executor Python stderr in local mode) go to a log file,
 never to the terminal. Against a non-local master, the `model` and `checker` packages are zipped
-and shipped with `sc.addPyFile`; a model module outside `model` (a plug-in, a test model) is
-shipped on every master.
+and shipped with `sc.addPyFile`; a model module outside `model` (a test model) is shipped on every
+master, and so are the `--plugin` files (`sc.addFile`, checked by SHA-256 in each task:
+checker/walks/spark_plugins.py).
 """
 from __future__ import annotations
 
@@ -269,7 +270,21 @@ def ship_packages(sc, spec: ModelSpec, master: str) -> list[str]:
         if Path(path).name not in shipped:
             sc.addPyFile(path)
             shipped.add(Path(path).name)
+    if spec.plugins:  # the user's plugin files, on every master (checker/walks/spark_plugins.py)
+        from checker import plugin
+        from checker.walks.spark_plugins import ship
+
+        ship(sc, [p for p in plugin.active() if p.sha256 in {sha for _, sha in spec.plugins}])
     return files
+
+
+def build_on_executor(spec: ModelSpec) -> Any:
+    """The model of `spec` in a task: its plugins checked and put in force first, alone (a reused
+    Python worker may hold another job's)."""
+    from checker.walks.spark_plugins import activate_on_executor
+
+    activate_on_executor(spec.plugins)
+    return spec.build()
 
 
 def job_failure(e: BaseException) -> str:
@@ -286,20 +301,26 @@ def job_failure(e: BaseException) -> str:
 
 def _partition_runner(spec: ModelSpec, seed: int, walks: int, depth: int, swarm: bool, parts: int,
                       distinct: str, max_violations: int, walks_acc, steps_acc,
-                      plan: RoundPlan | None = None, known: Any = None) -> Callable:
+                      plan: RoundPlan | None = None, known: Any = None, shared: tuple | None = None) -> Callable:
     def run(index: int, _items: Any):
         nonlocal plan
         if known is not None:  # novelty mode: the archive's states, broadcast once per round
             plan = replace(plan, known=known.value)
-        model = spec.build()
+        model = build_on_executor(spec)
         s = summarize(model, seed, walk_ids_of_part(walks, index, parts), depth, swarm, distinct,
-                      max_violations=max_violations, plan=plan)
+                      max_violations=max_violations, plan=plan, rows=shared is not None)
         fps, s.fingerprints = s.fingerprints, set()
+        rows, s.rows = s.rows, None
         walks_acc.add(s.walks)
         steps_acc.add(s.steps)
         yield ("summary", s)
         for fp in fps:
             yield ("fp", fp)
+        if rows is not None:
+            from checker.walks.results import walk_row
+
+            for w in rows:
+                yield ("walk", walk_row(shared, w))
 
     return run
 
@@ -307,7 +328,7 @@ def _partition_runner(spec: ModelSpec, seed: int, walks: int, depth: int, swarm:
 def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: bool = False,
               partitions: int | None = None, distinct: str = "exact", max_violations: int = 20,
               progress: Callable[[int, int, float], None] | None = None, plan: RoundPlan | None = None,
-              fingerprints: list | None = None) -> tuple[Summary, int | None]:
+              fingerprints: list | None = None, out: tuple | None = None) -> tuple[Summary, int | None]:
     """Run `walks` walks on `sc`; returns the merged Summary (without fingerprints) and the number
     of distinct states visited: exact (fingerprints deduplicated by Spark), a HyperLogLog estimate
     (per-partition sketches merged on the driver: nothing is shuffled) or None, by `distinct`.
@@ -315,7 +336,9 @@ def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: 
     thread; the counts are accumulators, which advance as partitions complete.
     `plan`: one guided round (checker.walks.guided). `fingerprints`: a list to which, with exact
     counting, the round's distinct fingerprints are appended as a persisted RDD instead of being
-    counted (`count_distinct` counts the union of several rounds')."""
+    counted (`count_distinct` counts the union of several rounds'). `out`: (folder, the columns
+    every walk row shares): the executors write a row per walk there, as Parquet
+    (checker/walks/results.py), appended to what earlier rounds wrote."""
     master = sc.master
     ship_packages(sc, spec, master)
     parts = max(1, min(partitions or sc.defaultParallelism * 4, max(walks, 1)))
@@ -324,13 +347,14 @@ def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: 
     if plan is not None and plan.known is not None:  # one copy per executor, not one per task
         known, plan = sc.broadcast(plan.known), replace(plan, known=None)
     runner = _partition_runner(spec, seed, walks, depth, swarm, parts, distinct, max_violations,
-                               walks_acc, steps_acc, plan, known)
+                               walks_acc, steps_acc, plan, known, out[1] if out is not None else None)
     rdd = sc.parallelize(range(parts), parts).mapPartitionsWithIndex(runner)
     exact = distinct == "exact"
-    if exact:
+    kept = exact or out is not None
+    if kept:
         from pyspark import StorageLevel
 
-        rdd.persist(StorageLevel.MEMORY_AND_DISK)  # two actions: the summaries, then the fingerprints
+        rdd.persist(StorageLevel.MEMORY_AND_DISK)  # two actions: the summaries, then the fingerprints or rows
     reported = threading.Event()
     start = time.monotonic()
     if progress is not None:
@@ -357,13 +381,20 @@ def run_spark(sc, spec: ModelSpec, seed: int, walks: int, depth: int, *, swarm: 
                     fps.persist(StorageLevel.MEMORY_AND_DISK)
                     fps.count()  # materialise before the walks' RDD is unpersisted
                     fingerprints.append(fps)
+            if out is not None:
+                from pyspark.sql import SparkSession
+
+                from checker.walks.results import WALKS, spark_schema
+
+                rows = rdd.filter(lambda kv: kv[0] == "walk").map(lambda kv: kv[1])
+                SparkSession.builder.getOrCreate().createDataFrame(rows, spark_schema(WALKS)).write.mode("append").parquet(out[0])
         stop.check()
     except Exception as e:  # Py4JJavaError: a task failed (4 times); its Python error is in the text
         stop.check()  # or a stop cancelled the job
         raise SparkUnavailable(job_failure(e)) from None
     finally:
         reported.set()
-        if exact:
+        if kept:
             rdd.unpersist()
         if known is not None:
             known.unpersist()

@@ -17,6 +17,7 @@ local engine, a multiprocessing pool and Spark all merge the same way.
 from __future__ import annotations
 
 import hashlib
+import os
 import math
 import random
 from collections import Counter
@@ -132,6 +133,7 @@ class WalkResult:
     fingerprints: frozenset[int]  # every state visited, the initial one included
     weights: dict[str, float] | None = None  # swarm mode only
     prefix: int = 0  # guided mode: the walk started after this many recorded steps (its corpus entry)
+    cells: int = 0  # with `count_cells`: the distinct abstract cells (checker/walks/abstraction.py) it visited
 
 
 class Walker:
@@ -170,13 +172,15 @@ class Walker:
 
     def walk(self, seed: int, walk_id: int, depth: int, swarm: bool, start: "Start | None" = None,
              cells: dict | None = None, state_cells: bool = False,
-             known: "frozenset[int] | None" = None) -> WalkResult:
+             known: "frozenset[int] | None" = None, count_cells: bool = False) -> WalkResult:
         """One walk of at most `depth` steps. Guided mode (checker.walks.guided) passes `start`, a corpus
         entry to begin at instead of an initial state (the walk then draws no initial-state index,
         and its recorded `actions` are the entry's path followed by its own steps), and `cells`, a
         table into which the walk folds the abstract cells of the states it visits (with
         `state_cells`, each state's fingerprint instead). `known` (novelty mode): fingerprints of
-        states already found; each step prefers a successor neither in it nor visited by this walk."""
+        states already found; each step prefers a successor neither in it nor visited by this walk.
+        `count_cells`: the result counts the abstract cells the walk visited (`--out`'s walk rows);
+        the walk itself is the same (the cells draw nothing from its random numbers)."""
         model = self.model
         rng = random.Random(walk_seed(seed, walk_id))
         weights = swarm_weights(model, rng) if swarm else None
@@ -191,7 +195,8 @@ class Walker:
         reached: set[str] = set()
         fps: set[int] = set()
         seen: dict | None = {} if cells is not None else None  # cell -> first step reaching it
-        abstraction = self.abstraction() if cells is not None else None
+        visited: set | None = set() if count_cells else None  # every cell, a deadlocked state's too
+        abstraction = self.abstraction() if cells is not None or count_cells else None
         mine: set[int] | None = {self._fingerprint(state)} if known is not None else None  # novelty: this walk's states
         branches: dict[int, tuple[int, int]] = {}  # novelty: new successors not taken -> (step, action index)
         outcome = "depth"
@@ -204,11 +209,13 @@ class Walker:
             if holds:
                 reached |= holds
             candidates = None
-            if seen is not None:
+            if abstraction is not None:
                 candidates = list(model.actions(state))
                 cell = self._fingerprint(state) if state_cells else abstraction.cell(state, candidates, history)
-                if candidates and cell not in seen:  # a deadlocked state is no place to start from
+                if seen is not None and candidates and cell not in seen:  # a deadlocked state is no place to start from
                     seen[cell] = len(taken)
+                if visited is not None:
+                    visited.add(cell)
             if invariant is not None:
                 outcome = "violation"
                 break
@@ -230,12 +237,14 @@ class Walker:
             counts[name] += 1
             if abstraction is not None:
                 history = abstraction.after(history, name)
-                self._remember(init_index, prefix + tuple(taken), state, history)  # a later round's start
+                if cells is not None:
+                    self._remember(init_index, prefix + tuple(taken), state, history)  # a later round's start
         path = prefix + tuple(taken)
         if seen is not None:
             _fold_cells(cells, seen, walk_id, init_index, path, len(prefix), branches)
         return WalkResult(walk_id, outcome, len(taken), init_index, path, invariant,
-                          dict(counts), frozenset(reached), frozenset(fps), weights, len(prefix))
+                          dict(counts), frozenset(reached), frozenset(fps), weights, len(prefix),
+                          len(visited) if visited is not None else 0)
 
     def abstraction(self) -> Any:
         if self._abstraction is None:
@@ -422,6 +431,18 @@ def _replay_step(model: Model, state: Any, i: int, step: int) -> tuple[Any, Any]
 # --- aggregation -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class WalkRow:
+    """What `--out` keeps of one walk (checker/walks/results.py writes it)."""
+
+    walk_id: int
+    steps: int
+    end: str  # the walk's outcome: depth, violation, deadlock or known
+    violated: str | None
+    cells: int
+    action_counts: dict
+
+
 @dataclass
 class Violation:
     """The shortest walk found breaking `invariant` (ties broken by the smaller walk id)."""
@@ -455,8 +476,12 @@ class Summary:
     sketch: HyperLogLog | None = None  # distinct "hll": a sketch of them
     max_violations: int = 20
     cells: dict = field(default_factory=dict)  # guided mode: abstract cell -> see `_fold_cells`
+    # `--out` (checker/walks/results.py): one WalkRow per walk, else None
+    rows: list | None = None
 
     def add(self, r: WalkResult) -> None:
+        if self.rows is not None:
+            self.rows.append(WalkRow(r.walk_id, r.steps, r.outcome, r.invariant, r.cells, r.action_counts))
         self.walks += 1
         self.steps += r.steps
         self.action_counts.update(r.action_counts)
@@ -497,6 +522,8 @@ class Summary:
             self._offer(v)
         if other.cells:
             merge_cells(self.cells, other.cells)
+        if other.rows is not None:
+            self.rows = (self.rows or []) + other.rows
         return self
 
     def sorted_violations(self) -> list[Violation]:
@@ -522,21 +549,22 @@ def walker_for(model: Model, distinct: str) -> Walker:
 
 def summarize(model: Model, seed: int, walk_ids: Iterable[int], depth: int, swarm: bool = False,
               distinct: str = "exact", max_violations: int = 20, walker: Walker | None = None,
-              plan: "RoundPlan | None" = None) -> Summary:
+              plan: "RoundPlan | None" = None, rows: bool = False) -> Summary:
     """Run walks and fold them into a Summary without keeping every WalkResult in memory.
     `distinct`: keep every state fingerprint ("exact"), a HyperLogLog sketch ("hll") or nothing.
     `plan`: a guided round (checker.walks.guided): walk ids are offset by its first id, each walk starts
-    at the corpus entry the plan assigns it, and the summary collects the visited cells."""
+    at the corpus entry the plan assigns it, and the summary collects the visited cells.
+    `rows`: the summary also keeps a WalkRow per walk (`--out`)."""
     walker = walker or walker_for(model, distinct)
-    summary = Summary(max_violations=max_violations)
+    summary = Summary(max_violations=max_violations, rows=[] if rows else None)
     if plan is None:
         for w in walk_ids:
-            summary.add(walker.walk(seed, w, depth, swarm))
+            summary.add(walker.walk(seed, w, depth, swarm, count_cells=rows))
     else:
         for w in walk_ids:
             walk_id = plan.first_id + w
             summary.add(walker.walk(seed, walk_id, depth, swarm, plan.start(seed, walk_id), summary.cells,
-                                    state_cells=plan.state_cells, known=plan.known))
+                                    state_cells=plan.state_cells, known=plan.known, count_cells=rows))
     if walker.sketch is not None:
         summary.sketch = HyperLogLog(walker.sketch.p).merge(walker.sketch)
     return summary
@@ -580,17 +608,28 @@ class ModelSpec:
     module: str = ""
     code: str = ""  # code_digest(module) on the driver; "" skips the check
     invariants: tuple = ()  # the `always` properties checked (`--invariant`); empty: every one
+    # the plugins in force (checker/plugin.py), as (file name, SHA-256): a worker builds the model
+    # only with exactly these in force (Spark executors load them: checker/walks/spark_plugins.py)
+    plugins: tuple = ()
 
     @classmethod
     def of(cls, name: str, config: Mapping[str, Any], variant: str, invariants: Sequence[str] = ()) -> "ModelSpec":
         import model as models
+        from checker import plugin
 
         module = models.MODELS.get(name, "")
-        return cls(name, tuple(sorted(dict(config).items())), variant, module, code_digest(module), tuple(invariants))
+        plugins = tuple((os.path.basename(p.path), p.sha256) for p in plugin.active())
+        return cls(name, tuple(sorted(dict(config).items())), variant, module, code_digest(module), tuple(invariants),
+                   plugins)
 
     def build(self) -> Model:
         import model as models
+        from checker import plugin
 
+        if [p.sha256 for p in plugin.active()] != [sha for _, sha in self.plugins]:
+            raise RuntimeError(
+                f"this worker has other plugins in force than the driver ({', '.join(n for n, _ in self.plugins) or 'none'}"
+                " on the driver): a worker process must load the driver's plugin files before it builds the model")
         if self.module and self.name not in models.MODELS:
             models.MODELS[self.name] = self.module
         if self.code and code_digest(self.module) != self.code:

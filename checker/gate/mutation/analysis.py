@@ -303,9 +303,9 @@ def run_tasks(tasks: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], jobs:
         target = next((a for _, args in tasks for a in args if isinstance(a, Target)), None)
         if target is not None:
             ship_packages(sc, ModelSpec(target.model, (), "", target.package), sc.master)
-        indexed = list(enumerate(tasks))
+        indexed = [(i, (fn, _rows_shipped(sc, args))) for i, (fn, args) in enumerate(tasks)]
         rdd = sc.parallelize(indexed, max(1, len(indexed)))
-        for index, result in rdd.map(lambda it: (it[0], _call(it[1]))).toLocalIterator():
+        for index, result in rdd.map(lambda it: (it[0], _call_on_executor(it[1]))).toLocalIterator():
             yield index, result
         return
     if jobs <= 1 or len(tasks) <= 1:
@@ -322,6 +322,42 @@ def run_tasks(tasks: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], jobs:
     finally:
         pool.terminate()
         pool.join()
+
+
+def _is_row(value: Any) -> bool:
+    from checker.gate.gate import Row
+
+    return isinstance(value, Row)
+
+
+def _rows_shipped(sc: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A task's arguments with each gate row's plugin files shipped to the executors (addFile) and
+    named as (file name, SHA-256): an executor runs the copy it checked, never a driver's path."""
+    from checker import plugin
+    from checker.walks.spark_plugins import ship
+
+    def swap(row: Any) -> Any:
+        if not row.plugins:
+            return row
+        return dataclasses.replace(row, plugins=ship(sc, [plugin.load(p) for p in row.plugins]))
+
+    return tuple([swap(r) if _is_row(r) else r for r in a] if isinstance(a, list) and any(_is_row(r) for r in a)
+                 else swap(a) if _is_row(a) else a for a in args)
+
+
+def _call_on_executor(task: tuple[Callable[..., Any], tuple[Any, ...]]) -> Any:
+    """`_call` on an executor: each row's shipped plugins checked (SHA-256) and named by their local copies."""
+    from checker.walks.spark_plugins import activate_on_executor
+
+    def local(row: Any) -> Any:
+        if not row.plugins or isinstance(row.plugins[0], str):
+            return row
+        return dataclasses.replace(row, plugins=tuple(activate_on_executor(row.plugins)))
+
+    fn, args = task
+    args = tuple([local(r) if _is_row(r) else r for r in a] if isinstance(a, list) else local(a) if _is_row(a) else a
+                 for a in args)
+    return fn(*args)
 
 
 def _indexed_call(item: tuple[int, tuple[Callable[..., Any], tuple[Any, ...]]]) -> tuple[int, Any]:
