@@ -7,15 +7,15 @@ each way of each decision in the model's rules (checker/walks/branches.py); prin
 The walks are the model's alone (no JVM): walk w of seed S over preset w % len(presets), drawn as
 kcheck conform draws them, except that conform also skips a draw the real code cannot take, so its
 walks may part from these after such a draw. The model runs as Python (KCHECK_PURE_PYTHON=1 is set
-here). Per source file: the decisions, the ways (two per decision) reached, the ways never reached
-and the rarest reached, each with its test's source.
+here). Both draws are run, plain and steered (`kcheck conform --steer`, checker/walks/steer.py),
+each reported under `draws`: per source file, the decisions, the ways (two per decision) reached,
+the ways never reached and the rarest reached, each with its test's source.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import random
 import sys
 from collections import Counter
 from pathlib import Path
@@ -27,11 +27,33 @@ if str(ROOT) not in sys.path:
 
 from checker.config import load_config, load_definition  # noqa: E402
 from checker.walks import branches  # noqa: E402
-from checker.walks.walker import Walker, _below, swarm_weights, walk_seed  # noqa: E402
+from checker.walks import steer  # noqa: E402
 from model.interface import action_name  # noqa: E402
 
 SOURCES = {"kraft": ["model/kraft/rules.py", "model/kraft/client.py", "model/kraft/quorum.py"],
            "replication": ["model/replication/controller.py", "model/replication/partition.py"]}
+
+
+def coverage(files: list, models: list, args: argparse.Namespace, steering: "steer.Steering | None") -> dict:
+    """The walks' steps, action counts and, per source file, the ways reached, never reached and rarest."""
+    kinds: Counter = Counter()
+    steps = 0
+    with branches.counting(files) as counts:
+        for _, action, _ in steer.model_walks(models, args.seed, args.walks, args.depth, True, steering):
+            kinds[action_name(action)] += 1
+            steps += 1
+    rows = branches.table(files, counts)
+    out: dict = {"steps": steps, "action_counts": dict(sorted(kinds.items())), "files": {}}
+    for d in files:
+        mine = [r for r in rows if r[0] == d.path]
+        ways = [(r[1], r[2], taken, n) for r in mine for taken, n in ((True, r[3]), (False, r[4]))]
+        reached = sorted((w for w in ways if w[3]), key=lambda w: w[3])
+        out["files"][os.path.relpath(d.path, ROOT)] = {
+            "decisions": len(mine), "ways": len(ways), "reached": len(reached), "unmeasured": d.unmeasured,
+            "never": [f"line {line} {'taken' if t else 'not taken'}: {text}" for line, text, t, n in ways if not n],
+            "rarest": [f"line {line} {'taken' if t else 'not taken'} x{n}: {text}"
+                       for line, text, t, n in reached[:args.rarest]]}
+    return out
 
 
 def main() -> int:
@@ -48,35 +70,10 @@ def main() -> int:
     presets = list(getattr(module, "PRESETS", load_definition(args.model).presets))
     models = [(p, load_config(model=args.model, variant=args.variant, preset=p).build()) for p in presets]
     files = [branches.Decisions.of(str(ROOT / f)) for f in SOURCES[args.model]]
-    kinds: Counter = Counter()
-    steps = 0
-    with branches.counting(files) as counts:
-        for w in range(args.walks):
-            _, model = models[w % len(models)]
-            walker = Walker(model, keep_fingerprints=False)
-            rng = random.Random(walk_seed(args.seed, w))
-            weights = swarm_weights(model, rng)
-            state = walker.inits[_below(rng, len(walker.inits))]
-            for _ in range(args.depth):
-                picked = walker._step(state, rng, weights)
-                if picked is None:
-                    break
-                _, action, state = picked
-                kinds[action_name(action)] += 1
-                steps += 1
-    rows = branches.table(files, counts)
     out: dict = {"model": args.model, "variant": args.variant, "presets": presets, "walks": args.walks,
-                 "depth": args.depth, "seed": args.seed, "steps": steps, "action_counts": dict(sorted(kinds.items())),
-                 "files": {}}
-    for d in files:
-        mine = [r for r in rows if r[0] == d.path]
-        ways = [(r[1], r[2], taken, n) for r in mine for taken, n in ((True, r[3]), (False, r[4]))]
-        reached = sorted((w for w in ways if w[3]), key=lambda w: w[3])
-        out["files"][os.path.relpath(d.path, ROOT)] = {
-            "decisions": len(mine), "ways": len(ways), "reached": len(reached), "unmeasured": d.unmeasured,
-            "never": [f"line {line} {'taken' if t else 'not taken'}: {text}" for line, text, t, n in ways if not n],
-            "rarest": [f"line {line} {'taken' if t else 'not taken'} x{n}: {text}"
-                       for line, text, t, n in reached[:args.rarest]]}
+                 "depth": args.depth, "seed": args.seed, "draws": {}}
+    for draw in ("plain", "steered"):
+        out["draws"][draw] = coverage(files, [m for _, m in models], args, steer.Steering() if draw == "steered" else None)
     print(json.dumps(out, indent=1))
     return 0
 

@@ -450,3 +450,23 @@ def test_a_model_controller_refusing_an_election_kafka_makes_is_found(jvm: None,
     d = report.first.difference
     assert d.kind == "accepted" and d.action == "offering ElectLeaders(election='UNCLEAN')", d
     assert "partition.leader" in d.keys
+
+
+def test_steered_walks_agree_and_repeat_per_seed(jvm: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """`kcheck conform --steer`: the steered walks are driven on the real controller and agree, and the
+    same seed gives the same walks (the steering's counts are the run's own, folded in walk order)."""
+    import json
+
+    from checker import cli
+    argv = ["conform", "--model", "replication", "--preset", "last-known-leader", "--preset", "reassignment",
+            "--walks", "30", "--depth", "40", "--seed", "5", "--swarm", "--json",
+            "--kafka-classpath", os.environ["KCHECK_KAFKA_CLASSPATH"]]
+    runs = []
+    for extra in (["--steer"], ["--steer"], []):
+        assert cli.main([*argv, *extra]) == 0
+        runs.append(json.loads(capsys.readouterr().out))
+    first, again, plain = runs
+    assert first["steer"] is True and plain["steer"] is False
+    assert first["result"] == "agree" and first["behaviours"] == 30 and first["steps"] > 500
+    assert (first["steps"], first["action_counts"]) == (again["steps"], again["action_counts"])
+    assert first["action_counts"] != plain["action_counts"]

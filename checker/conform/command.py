@@ -39,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--depth", type=positive_int, default=30, help="steps per walk (default 30)")
     parser.add_argument("--seed", type=nonnegative_int, default=0, help="walk seed (default 0)")
     parser.add_argument("--swarm", action="store_true", help="swarm walks: each walk weights the action kinds")
+    parser.add_argument("--steer", action="store_true",
+                        help="steer the walks: each step prefers the action into the abstract cell the run's walks"
+                             " entered least (walk w then depends on the walks before it)")
     parser.add_argument("--negative", action="store_true",
                         help="negative conformance: in every state a walk reaches, also offer the real code one"
                              " action the model refuses there (it must refuse it too); counts per action kind")
@@ -99,7 +102,7 @@ def _run(args: argparse.Namespace) -> int:
     for preset, rc, model in models:
         adapter_cls(model)  # refuses (ConfigError) what the class path or the adapter cannot represent
     rc0 = models[0][1]
-    report = engine.Report(args.model, rc0.variant, presets, args.seed, args.depth, args.swarm)
+    report = engine.Report(args.model, rc0.variant, presets, args.seed, args.depth, args.swarm, args.steer)
     report.action_kinds = tuple(models[0][2].action_kinds)
     disabled: dict[str, set[str]] = {}
     for _, _, model in models:
@@ -116,7 +119,7 @@ def _run(args: argparse.Namespace) -> int:
         interrupted_in = "traces" if report.interrupted else None
     if args.walks and report.first is None and not report.interrupted:
         engine.run_walks([(p, m) for p, _, m in models], adapter_cls, args.seed, args.walks, args.depth,
-                         args.swarm, report, deadline, negative=args.negative)
+                         args.swarm, report, deadline, negative=args.negative, steer=args.steer)
         interrupted_in = interrupted_in or ("walks" if report.interrupted else None)
     report.traces = trace_results
     sim = None
@@ -261,7 +264,8 @@ def report_json(report: engine.Report, jars: list[str]) -> dict[str, Any]:
     first = report.first
     return {
         "model": report.model, "variant": report.variant, "presets": report.presets, "seed": report.seed,
-        "depth": report.depth, "swarm": report.swarm, "behaviours": report.behaviours, "steps": report.steps,
+        "depth": report.depth, "swarm": report.swarm, "steer": report.steer, "behaviours": report.behaviours,
+        "steps": report.steps,
         "seconds": round(report.seconds, 3), "steps_per_second": round(report.steps_per_second, 1),
         "action_counts": {k: report.counts[k] for k in report.action_kinds},
         "never_driven": report.never,
@@ -284,7 +288,7 @@ def report_json(report: engine.Report, jars: list[str]) -> dict[str, Any]:
 def report_text(report: engine.Report, jars: list[str]) -> str:
     lines = [f"conformance of model {report.model}, variant {report.variant}, with the real code ({len(jars)} jars);"
              f" presets {', '.join(report.presets)}", f"model source: {model_source().text()}"]
-    what = f"{report.behaviours} walks (seed {report.seed}, depth {report.depth}{', swarm' if report.swarm else ''})"
+    what = f"{report.behaviours} walks (seed {report.seed}, depth {report.depth}{', swarm' if report.swarm else ''}{', steered' if report.steer else ''})"
     lines.append(f"{what}: {report.steps:,} steps in {report.seconds:.1f} s ({report.steps_per_second:.0f} steps/s)")
     lines.append("action kinds driven: " + ", ".join(f"{k} {report.counts[k]:,}" for k in report.action_kinds
                                                      if report.counts[k]))

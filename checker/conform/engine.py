@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from checker.conform.adapter import ACCEPTED, DIFFERS, EXCEPTION, REFUSED, Difference, compare, exception_line
+from checker.walks.steer import Steering
 from checker.walks.walker import Walker, _below, swarm_weights, walk_seed
 from model.interface import action_name
 
@@ -79,6 +80,7 @@ class Report:
     seed: int | None = None
     depth: int = 0
     swarm: bool = False
+    steer: bool = False
     behaviours: int = 0
     steps: int = 0
     seconds: float = 0.0
@@ -211,8 +213,10 @@ class _Drivable:
 
 
 def walk(model: Any, adapter: Any, seed: int, walk_id: int, depth: int, swarm: bool, report: Report,
-         label: str = "", negative: bool = False) -> Outcome:
+         label: str = "", negative: bool = False, steering: Steering | None = None) -> Outcome:
     """Walk `walk_id` of seed `seed` (checker.walks' seeding and kind-first choice), driven on the real code.
+    With `steering` (checker.walks.steer), each step prefers the action into the abstract cell the
+    run's walks entered least, weighed on the model alone (a draw the real code cannot take is dropped).
     With `negative`, in every state the walk reaches the real code is also offered one action the
     model refuses there (`offer_refused`), drawn by a generator of its own: the walk's path is the same."""
     drivable = _Drivable(model, adapter, report)
@@ -230,7 +234,8 @@ def walk(model: Any, adapter: Any, seed: int, walk_id: int, depth: int, swarm: b
                 return
             if i == depth:
                 return
-            picked = walker._step(state, rng, weights)
+            picked = (walker._step(state, rng, weights) if steering is None
+                      else steering.step(drivable, state, rng, weights, raw=model))
             if drivable.perturbed is not None:
                 action, keys = drivable.perturbed
                 raise _Perturbed(state, action, keys)
@@ -300,9 +305,11 @@ _PASS_THROUGH = (Stopped, _Perturbed)  # the engine's own signals, never finding
 
 def run_walks(models: Sequence[tuple[str, Any]], make_adapter: Callable[[Any], Any], seed: int, walks: int,
               depth: int, swarm: bool, report: Report, deadline: float | None = None,
-              negative: bool = False) -> Report:
-    """Walks 0..walks-1, walk w over models[w % len(models)] (a (label, model) pair per preset)."""
+              negative: bool = False, steer: bool = False) -> Report:
+    """Walks 0..walks-1, walk w over models[w % len(models)] (a (label, model) pair per preset); with
+    `steer`, steered by one Steering for the run, in walk order."""
     adapters = [make_adapter(m) for _, m in models]
+    steering = Steering() if steer else None
     start = time.monotonic()
     try:
         for w in range(walks):
@@ -310,7 +317,7 @@ def run_walks(models: Sequence[tuple[str, Any]], make_adapter: Callable[[Any], A
                 report.interrupted = True
                 break
             label, model = models[w % len(models)]
-            out = walk(model, adapters[w % len(models)], seed, w, depth, swarm, report, label, negative)
+            out = walk(model, adapters[w % len(models)], seed, w, depth, swarm, report, label, negative, steering)
             report.behaviours += 1
             if out.difference is not None:
                 if out.known:
