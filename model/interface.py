@@ -84,7 +84,8 @@ class Footprint:
     A capacity (a count of several locations, as the messages in flight that a bound limits) is
     declared apart: `reads_capacity`, a guard compares it with its bound; `takes`, the action
     may raise it; `frees`, it may lower it. `resets`: locations the action only sets to their
-    reset value (a per-step ghost such as kraft's `last_event`), which commute with each other."""
+    reset value (a per-step ghost such as kraft's `last_event`), which commute with each other.
+    `guard`: the locations its enabledness depends on, when fewer than `reads`."""
 
     reads: frozenset
     writes: frozenset
@@ -92,6 +93,13 @@ class Footprint:
     frees: frozenset = frozenset()
     reads_capacity: frozenset = frozenset()
     resets: frozenset = frozenset()
+    # The locations the group's enabledness depends on (None: `reads`): what an action must
+    # write to enable it. Declared apart where the guard reads much less than the effect.
+    guard: frozenset | None = None
+
+    @property
+    def enabling(self) -> frozenset:
+        return self.reads if self.guard is None else self.guard
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,9 @@ def declaration_errors(model: Any, states: list[Any], fps: Any = None, limit: in
             for key in set(succ) | set(succ_h):
                 a = key[1]
                 fp = fps.footprint(fps.group_of(a))
+                if fp.guard is not None and loc not in fp.guard and (key in succ) != (key in succ_h):
+                    errors.append(f"{a!r}: enabled {key in succ} at a state, {key in succ_h} with {loc} changed: "
+                                  f"its guard reads {loc}, undeclared")
                 if loc in fp.reads or (fp.reads_capacity and any(hcap[c] != cap[c] for c in fp.reads_capacity)):
                     continue
                 compared += 1

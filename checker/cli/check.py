@@ -125,7 +125,8 @@ def _expected_states(args: argparse.Namespace, rc: RunConfig) -> int | None:
     from checker.search.expected import announcement, whole_run_states
     from model import compiled
 
-    whole = whole_run_states(rc, args.reduce) if args.rounds is None else None
+    # a reduced search (--por) explores fewer states than the whole run's, by an amount not known before
+    whole = whole_run_states(rc, args.reduce) if args.rounds is None and not args.por else None
     if whole is None:
         return None
     if args.max_states is not None and args.max_states < whole:

@@ -55,7 +55,7 @@ def dependent(a: Footprint, b: Footprint) -> bool:
 
 def may_enable(a: Footprint, b: Footprint) -> bool:
     """Whether `a` may change what `b`'s guard reads (so `a` may enable `b`)."""
-    return bool((a.writes | a.resets) & b.reads or (a.takes | a.frees) & b.reads_capacity)
+    return bool((a.writes | a.resets) & b.enabling or (a.takes | a.frees) & b.reads_capacity)
 
 
 class AmpleSets:
@@ -71,9 +71,11 @@ class AmpleSets:
         groups = fps.groups()
         self.index = {g: i for i, g in enumerate(groups)}
         prints = [fps.footprint(g) for g in groups]
+        checked = {p.name for p in model.properties if p.kind == "always"}  # a selection's only
         seen: set[Any] = set()
-        for locs in fps.property_footprints().values():
-            seen |= locs
+        for name, locs in fps.property_footprints().items():
+            if name in checked:
+                seen |= locs
         self.visible = sum(1 << i for i, f in enumerate(prints) if (f.writes | f.resets) & seen)
         n = len(prints)
         self.dep = [sum(1 << j for j in range(n) if j == i or dependent(prints[i], prints[j])) for i in range(n)]

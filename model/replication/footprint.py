@@ -188,6 +188,9 @@ class Footprints:
         """The locations each `always` property reads."""
         return _property_reads(self.n, [p.name for p in self.model.properties if p.kind == "always"])
 
+    def _guard(self, kind: str) -> set[tuple]:
+        return _coarse_guard(self.n, kind)
+
     def footprint(self, group: tuple) -> Footprint:
         fp = self._cache.get(group)
         if fp is None:
@@ -246,9 +249,9 @@ class Footprints:
             reads = {(channel, b)} | _h("losses", "crashes", "fences")
             writes = {(channel, b)} | _h("losses")
             frees = True
-        else:  # controller and fault actions
+        else:  # controller and fault actions: everything, but a guard that reads less
             return Footprint(self.every, self.every, takes=frozenset({IN_FLIGHT}), frees=frozenset({IN_FLIGHT}),
-                             reads_capacity=frozenset({IN_FLIGHT}))
+                             reads_capacity=frozenset({IN_FLIGHT}), guard=frozenset(self._guard(kind)))
         if any(loc[0] == "broker" and loc[2] in _TRIGGER_FIELDS or loc in {("controller", "log"),
                                                                           ("controller", "uncommitted")}
                for loc in writes):
@@ -259,6 +262,32 @@ class Footprints:
                          takes=frozenset({IN_FLIGHT}) if takes else frozenset(),
                          frees=frozenset({IN_FLIGHT}) if frees else frozenset(),
                          reads_capacity=frozenset({IN_FLIGHT}) if reads_room else frozenset())
+
+
+_FAULTS = ("crashes", "fences", "losses")  # Params.fault_left: the joint budget
+
+
+def _coarse_guard(n: int, kind: str) -> set[tuple]:
+    """What decides whether a controller or fault action is enabled (its candidate in
+    `ReplicationModel.actions` and its function's guard). A partition change past the epoch
+    bounds disables the action (`controller_actions.write`): the metadata log and the
+    registrations it is computed from are read by every guard that writes one."""
+    partition = {("controller", "log"), ("controller", "uncommitted")} | _registrations(n)
+    every_channel = {(field, b) for field, _ in _CHANNELS for b in range(n)}
+    table = {
+        "FenceBroker": partition | _all_b(n, "alive") | _h(*_FAULTS) | {("fetch_requests", b) for b in range(n)},
+        "UnfenceBroker": partition | _all_b(n, "alive", "epoch"),
+        "HandleAlterPartition": partition | {("ap_requests", b) for b in range(n)} | _h(*_FAULTS),
+        "ElectLeaders": partition,
+        "AlterPartitionReassignments": partition | _h("reassignments"),
+        "CommitMetadata": {("controller", "uncommitted")},
+        "ControllerFailover": {("controller", "uncommitted"), ("controller", "failovers")},
+        "ControlledShutdown": partition | _all_b(n, "alive") | _h(*_FAULTS),
+        "Crash": _all_b(n, "alive") | _h(*_FAULTS),
+        "LossyCrash": _all_b(n, "alive", "log") | _h("lossy_crashes", *_FAULTS),
+        "Restart": partition | _all_b(n, "alive", "clean"),  # an unclean restart writes a partition change
+    }
+    return table.get(kind, set(locations(n))) | (every_channel if kind == "HandleAlterPartition" else set())
 
 
 def _property_reads(n: int, names: Iterable[str]) -> dict[str, frozenset]:
