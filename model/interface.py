@@ -82,8 +82,9 @@ class Footprint:
     the messages in flight on one channel). The group's enabledness and effect are functions of
     the locations in `reads` (and the configuration); it changes no location outside `writes`.
     A capacity (a count of several locations, as the messages in flight that a bound limits) is
-    declared apart: `reads_capacity`, a guard compares it with its bound; `takes`, the action
-    may raise it; `frees`, it may lower it. `resets`: locations the action only sets to their
+    declared apart: `reads_capacity`, a guard compares it with its bound (so raising it may
+    disable the action, lowering it only enable); `effect_capacity`, the effect depends on it too;
+    `takes`, the action may raise it; `frees`, it may lower it. `resets`: locations the action only sets to their
     reset value (a per-step ghost such as kraft's `last_event`), which commute with each other.
     `guard`: the locations its enabledness depends on, when fewer than `reads`."""
 
@@ -93,6 +94,8 @@ class Footprint:
     frees: frozenset = frozenset()
     reads_capacity: frozenset = frozenset()
     resets: frozenset = frozenset()
+    # capacities the effect (not only the guard) depends on, e.g. "send a second message if there is room"
+    effect_capacity: frozenset = frozenset()
     # The locations the group's enabledness depends on (None: `reads`): what an action must
     # write to enable it. Declared apart where the guard reads much less than the effect.
     guard: frozenset | None = None

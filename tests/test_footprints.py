@@ -83,7 +83,13 @@ def declaration_errors(model: Any, states: list[Any], fps: Any = None, limit: in
             break
         cap = fps.capacity(s)
         succ = enabled(s)
+        dead = set(fps.dead(s)) if hasattr(fps, "dead") else set()
         for (_, a), t in succ.items():
+            if fps.group_of(a) in dead:
+                errors.append(f"{a!r} is enabled, but its group is declared dead")
+            gone = dead - set(fps.dead(t)) if dead else set()
+            if gone:
+                errors.append(f"{sorted(gone)} declared dead, not after {a!r}: a dead group must stay dead")
             fp = fps.footprint(fps.group_of(a))
             if _expected(fps, s, t, fp.writes | fp.resets) != t:
                 errors.append(f"{a!r} writes {sorted(_changed(fps, s, t) - fp.writes - fp.resets)} undeclared")
@@ -120,15 +126,18 @@ def declaration_errors(model: Any, states: list[Any], fps: Any = None, limit: in
             for key in set(succ) | set(succ_h):
                 a = key[1]
                 fp = fps.footprint(fps.group_of(a))
-                if fp.guard is not None and loc not in fp.guard and (key in succ) != (key in succ_h):
+                guard_count = any(hcap[c] != cap[c] for c in fp.reads_capacity)  # may decide enabledness
+                if (fp.guard is not None and loc not in fp.guard and (key in succ) != (key in succ_h)
+                        and not guard_count):
                     errors.append(f"{a!r}: enabled {key in succ} at a state, {key in succ_h} with {loc} changed: "
                                   f"its guard reads {loc}, undeclared")
-                if loc in fp.reads or (fp.reads_capacity and any(hcap[c] != cap[c] for c in fp.reads_capacity)):
+                if loc in fp.reads or any(hcap[c] != cap[c] for c in fp.effect_capacity):
                     continue
                 compared += 1
                 if (key in succ) != (key in succ_h):
-                    errors.append(f"{a!r}: enabled {key in succ} at a state, {key in succ_h} with {loc} changed "
-                                  f"from {here!r} to {fps.get(h, loc)!r}: it reads {loc}, undeclared")
+                    if not guard_count:
+                        errors.append(f"{a!r}: enabled {key in succ} at a state, {key in succ_h} with {loc} changed "
+                                      f"from {here!r} to {fps.get(h, loc)!r}: it reads {loc}, undeclared")
                 elif key in succ and _expected(fps, h, succ[key], fp.writes | fp.resets) != succ_h[key]:
                     diff = _changed(fps, _expected(fps, h, succ[key], fp.writes | fp.resets), succ_h[key])
                     errors.append(f"{a!r}: its effect on {sorted(diff)} changes with {loc}: it reads {loc}, undeclared")

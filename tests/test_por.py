@@ -30,12 +30,14 @@ class Processes:
     action_kinds = ("Tick",)
 
     def __init__(self, n: int = 3, k: int = 3, limit: int = 99, wrap: bool = False, footprints: Any = None,
-                 witness: bool = True, invariant: Any = None) -> None:
+                 witness: Any = True, invariant: Any = None) -> None:
         self.n, self.k, self.wrap = n, k, wrap
         self.config = {"n": n, "k": k}
         self.properties = [invariant or always("first_below", lambda s: s[0] < limit, "process 0 stays below the limit")]
-        if witness:
+        if witness is True:
             self.properties.append(sometimes("all_at_k", lambda s: all(c == k for c in s), "every counter at k"))
+        elif witness:
+            self.properties.append(witness)
         self.footprints = footprints or ProcessFootprints(n)
 
     def init_states(self) -> list[tuple]:
@@ -128,16 +130,28 @@ def test_a_wrong_footprint_loses_a_violation():
 
 
 def test_what_the_reduced_search_leaves_unreached_is_settled_by_the_full_search():
-    """all_at_k is reached by the full search of the wrap-around model but not always by the
-    reduced one: the reduced search's "unreached" is not reported; the full search runs and its
-    result (reached) is what `explore` returns, with the reason."""
-    full = explore(Processes(wrap=True), reduce=False)
-    r = explore(Processes(wrap=True), reduce=False, por=True)
-    assert full.unreached == r.unreached == []
-    assert r.distinct_states == full.distinct_states
-    if r.por.get("settled_by_full_search"):
-        assert r.por["settled_by_full_search"] == ["sometimes-property all_at_k unreached"]
-        assert r.por["reduced_distinct_states"] < full.distinct_states
+    """"Process 2 finishes before process 1 starts" is reached by the full search, but the reduced
+    one runs process 1 first (the invariant sees neither): its "unreached" is not reported; the
+    full search runs, and its result (reached) is what `explore` returns, with the reason."""
+    early = sometimes("two_before_one", lambda s: s[1] == 0 and s[2] == 3, "process 2 ends first")
+    full = explore(Processes(witness=early), reduce=False)
+    r = explore(Processes(witness=early), reduce=False, por=True)
+    assert full.unreached == r.unreached == [] and r.distinct_states == full.distinct_states == 64
+    assert r.por["settled_by_full_search"] == ["sometimes-property two_before_one unreached"]
+    assert r.por["reduced_distinct_states"] < 64 and r.por["reduced"] > 0
+
+
+def test_a_search_that_took_no_ample_set_settles_its_own_claims():
+    """With every process visible nothing is reduced: the reduced search is the full one, and what
+    it leaves unreached stands without a second search."""
+
+    class AllVisible(ProcessFootprints):
+        def property_footprints(self) -> dict[str, frozenset]:
+            return {"first_below": frozenset(range(3))}
+
+    never = sometimes("never", lambda s: False, "unreachable")
+    r = explore(Processes(witness=never, footprints=AllVisible(3)), reduce=False, por=True)
+    assert r.unreached == ["never"] and r.por == {"expanded": 64, "reduced": 0}
 
 
 def test_an_undeclared_group_is_expanded_in_full():

@@ -10,7 +10,8 @@ smaller than all of them. The four conditions (Clarke, Grumberg, Peled, "Model C
 - C0: the set is empty only when nothing is enabled (a closure starts from an enabled group).
 - C1: no action outside the set that depends on one inside can happen first. The closure adds,
   for every enabled group in it, every group dependent on it, and for every disabled one, every
-  group that could enable it (writes what it reads): a persistent set.
+  group that could enable it (writes what its guard reads), none for a group the model declares
+  dead at this state (its budget spent: `footprints.dead`): a persistent set.
 - C2: when the set is not everything, none of its actions is visible to an invariant.
 - C3 (the cycle proviso, breadth first): when one of the set's successors has been seen
   already, the state is expanded in full. On any cycle the state reached last by an edge into
@@ -50,7 +51,11 @@ def dependent(a: Footprint, b: Footprint) -> bool:
         return True
     if a.resets & b.reads or b.resets & a.reads:
         return True
-    return bool((a.takes | a.frees) & b.reads_capacity or (b.takes | b.frees) & a.reads_capacity)
+    # raising a count may disable a guard that compares it with its bound, and changes an effect that
+    # depends on it; lowering it only enables such a guard, but changes such an effect
+    if a.takes & (b.reads_capacity | b.effect_capacity) or b.takes & (a.reads_capacity | a.effect_capacity):
+        return True
+    return bool(a.frees & b.effect_capacity or b.frees & a.effect_capacity)
 
 
 def may_enable(a: Footprint, b: Footprint) -> bool:
@@ -80,11 +85,18 @@ class AmpleSets:
         n = len(prints)
         self.dep = [sum(1 << j for j in range(n) if j == i or dependent(prints[i], prints[j])) for i in range(n)]
         self.enablers = [sum(1 << j for j in range(n) if may_enable(prints[j], prints[i])) for i in range(n)]
-        self._chosen: dict[int, int] = {}
+        self._chosen: dict[tuple[int, int], int] = {}
+        self._dead = getattr(fps, "dead", None)
         self.groups = groups
 
-    def closure(self, seed: int, enabled: int) -> int:
-        """The stubborn closure of group `seed`, or 0 when it takes in a visible enabled group."""
+    def dead_mask(self, s: Any) -> int:
+        """The groups the model says no action can enable again from `s` (`footprints.dead`)."""
+        index = self.index
+        return sum(1 << index[g] for g in self._dead(s)) if self._dead is not None else 0
+
+    def closure(self, seed: int, enabled: int, dead: int = 0) -> int:
+        """The stubborn closure of group `seed`, or 0 when it takes in a visible enabled group.
+        A disabled group takes in what may enable it, unless it is dead (nothing can)."""
         dep, enablers, visible = self.dep, self.enablers, self.visible
         members = 1 << seed
         todo = members
@@ -92,17 +104,18 @@ class AmpleSets:
             low = todo & -todo
             todo ^= low
             i = low.bit_length() - 1
-            new = (dep[i] if enabled & low else enablers[i]) & ~members
+            new = (dep[i] if enabled & low else 0 if dead & low else enablers[i]) & ~members
             if new & enabled & visible:
                 return 0
             members |= new
             todo |= new
         return members
 
-    def choose(self, enabled: int) -> int:
-        """The enabled groups to expand (a mask), for the mask of enabled groups: the smallest
-        closure's, or `enabled` itself when no closure is smaller and invisible."""
-        best = self._chosen.get(enabled)
+    def choose(self, enabled: int, dead: int = 0) -> int:
+        """The enabled groups to expand (a mask), for the masks of enabled and of dead groups: the
+        smallest closure's, or `enabled` itself when no closure is smaller and invisible."""
+        key = (enabled, dead)
+        best = self._chosen.get(key)
         if best is not None:
             return best
         best = enabled
@@ -111,13 +124,13 @@ class AmpleSets:
         while rest:
             low = rest & -rest
             rest ^= low
-            members = self.closure(low.bit_length() - 1, enabled)
+            members = self.closure(low.bit_length() - 1, enabled, dead)
             picked = members & enabled
             if members and picked != enabled and bin(picked).count("1") < count:
                 best, count = picked, bin(picked).count("1")
                 if count == 1:
                     break
-        self._chosen[enabled] = best
+        self._chosen[key] = best
         return best
 
 
@@ -127,7 +140,7 @@ def search(model: Model, run: RunDir, max_states: int | None, progress: Callable
     """The breadth-first search of checker/search/bfs.py with ample sets (no checkpoints)."""
     ample = AmpleSets(model)
     group_bit = {}
-    index, group_of, choose, proviso = ample.index, ample.group_of, ample.choose, ample.proviso
+    index, group_of, choose, proviso, dead_mask = ample.index, ample.group_of, ample.choose, ample.proviso, ample.dead_mask
     broken = Invariants(model).broken
     pending = [(p.name, p.predicate) for p in model.properties if p.kind == "sometimes"]
     reached: dict[str, int] = {}
@@ -186,7 +199,7 @@ def search(model: Model, run: RunDir, max_states: int | None, progress: Callable
                     enabled |= bit
                     succ.append((bit, t))
                 if enabled >= 0:
-                    chosen = choose(enabled)
+                    chosen = choose(enabled, dead_mask(s))
                     if chosen != enabled:
                         picked = [(t, fp_of(t)) for bit, t in succ if bit & chosen]
                         if proviso and any(fp in visited for _, fp in picked):

@@ -74,8 +74,9 @@ def _explore_reduced(model: Model, max_states: int | None, progress: Callable[[P
                      run_dir: str | Path | None) -> Result:
     """The search with partial-order reduction (checker/search/por.py), one process, no checkpoints.
     Its "ok" holds for every invariant; a sometimes-property it left unreached, or an action kind
-    it never saw enabled, is a claim about states it did not visit: the full search settles it,
-    and its result is the one returned (with `por["settled_by_full_search"]` naming why)."""
+    it never saw enabled, is a claim about states it did not visit (unless no state took an ample
+    set: then it was the full search): the full search settles it, and its result is the one
+    returned (with `por["settled_by_full_search"]` naming why)."""
     if workers > 1 or run_dir is not None:
         raise ValueError("partial-order reduction runs in one process, without a run directory")
     run = RunDir(None, False, {}, 60.0)
@@ -83,8 +84,8 @@ def _explore_reduced(model: Model, max_states: int | None, progress: Callable[[P
         r = por_search.search(model, run, max_states, progress, progress_every, reduce, keep)
     finally:
         run.close()
-    if r.result != "ok" or not (r.unreached or r.never_enabled):
-        return r
+    if r.result != "ok" or not (r.unreached or r.never_enabled) or not (r.por or {}).get("reduced"):
+        return r  # nothing to settle, or no state took an ample set: the reduced search was the full one
     why = [f"sometimes-property {name} unreached" for name in r.unreached]
     why += [f"action {kind} never enabled" for kind in r.never_enabled]
     run = RunDir(None, False, {}, 60.0)

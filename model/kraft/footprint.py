@@ -146,7 +146,7 @@ class Footprints:
         kind = group[0]
         cap = frozenset({IN_FLIGHT})
         if kind in _FAULT_KINDS:
-            return Footprint(self.every, self.every, takes=cap, frees=cap, reads_capacity=cap)
+            return Footprint(self.every, self.every, takes=cap, frees=cap, reads_capacity=cap, effect_capacity=cap)
         if kind == "DropMessage":
             channel = ("network", group[2], group[3])
             counts = {("count", f) for f in ("restarts", "disk_losses", "cuts", "losses")}
@@ -167,4 +167,6 @@ class Footprints:
             resets = frozenset({_LAST_EVENT})
         else:
             writes.add(_LAST_EVENT)
-        return Footprint(frozenset(reads), frozenset(writes), takes=cap, frees=cap, reads_capacity=cap, resets=resets)
+        # a node sends a request or a response only while there is room: its effect reads the count
+        return Footprint(frozenset(reads), frozenset(writes), takes=cap, frees=cap, reads_capacity=cap,
+                         effect_capacity=cap, resets=resets)

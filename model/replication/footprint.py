@@ -188,6 +188,26 @@ class Footprints:
         """The locations each `always` property reads."""
         return _property_reads(self.n, [p.name for p in self.model.properties if p.kind == "always"])
 
+    def dead(self, s: State) -> list[tuple]:
+        """The groups no action can enable again from `s`: their budget is spent (the counters
+        only grow). Their enabling sets are empty (checker/search/por.py)."""
+        p, h = self.model.params, s.history
+        out: list[tuple] = []
+        no_fault = not p.fault_left(h)
+        if no_fault or h.crashes >= p.crashes:
+            out += [("Crash",), ("ControlledShutdown",), ("LossyCrash",)]
+        elif h.lossy_crashes >= p.lossy_crashes:
+            out.append(("LossyCrash",))
+        if no_fault or 0 <= p.losses <= h.losses:
+            out += [("DropMessage", field, b) for field, _ in _CHANNELS for b in range(self.n)]
+        if h.reassignments >= p.reassignments:
+            out.append(("AlterPartitionReassignments",))
+        if s.controller.failovers >= p.controller_failovers:
+            out.append(("ControllerFailover",))
+        if h.next_value >= p.values:
+            out += [("Produce", b) for b in range(self.n)]
+        return out
+
     def _guard(self, kind: str) -> set[tuple]:
         return _coarse_guard(self.n, kind)
 
@@ -203,7 +223,7 @@ class Footprints:
         reads: set[tuple]
         writes: set[tuple]
         takes = frees = False
-        reads_room = False
+        reads_room = effect_room = False  # a guard, an effect that compares the messages in flight with the bound
         if kind == "SendFetch":
             f = group[1]
             reads = _b(f, "alive", "leader", "epoch", "leader_epoch", "log") | _all_b(n, "alive")
@@ -216,12 +236,12 @@ class Footprints:
             reads |= {("fetch_requests", f), ("fetch_responses", f), ("ap_requests", b)} | pr
             writes = {("fetch_requests", f), ("fetch_responses", f), ("ap_requests", b)}
             writes |= _b(b, "followers", "pending") | pw
-            takes = frees = reads_room = True
+            takes = frees = effect_room = True  # an ISR expansion is proposed only if there is room
         elif kind == "HandleFetchResponse":
             f = group[1]
             reads = _b(f) | _all_b(n, "alive") | {("fetch_requests", f), ("fetch_responses", f)}
             writes = _b(f, "log", "hw") | {("fetch_requests", f), ("fetch_responses", f)}
-            frees = reads_room = True
+            frees = effect_room = True  # the next Fetch is sent only if there is room
         elif kind == "ShrinkIsr":
             b = group[1]
             reads = _b(b) | {("ap_requests", b)}
@@ -249,22 +269,60 @@ class Footprints:
             reads = {(channel, b)} | _h("losses", "crashes", "fences")
             writes = {(channel, b)} | _h("losses")
             frees = True
-        else:  # controller and fault actions: everything, but a guard that reads less
-            return Footprint(self.every, self.every, takes=frozenset({IN_FLIGHT}), frees=frozenset({IN_FLIGHT}),
-                             reads_capacity=frozenset({IN_FLIGHT}), guard=frozenset(self._guard(kind)))
+        elif kind in _CONTROLLER_KINDS:
+            reads, writes = _controller_footprint(n, kind)
+            frees = True  # an answer held until its batch commits, or a request answered, or put back
+            takes = kind == "ControllerFailover"
+        else:  # fault actions: everything, but a guard that reads less
+            cap = frozenset({IN_FLIGHT})
+            return Footprint(self.every, self.every, takes=cap, frees=cap, reads_capacity=cap, effect_capacity=cap,
+                             guard=frozenset(self._guard(kind)))
         if any(loc[0] == "broker" and loc[2] in _TRIGGER_FIELDS or loc in {("controller", "log"),
                                                                           ("controller", "uncommitted")}
                for loc in writes):
             lr, lw = _live_pending(n)
             reads |= _all_b(n, *_SETTLE_READS_FIELDS) | {("controller", "log"), ("controller", "uncommitted")} | lr
             writes |= _all_b(n, *_SETTLE_WRITES_FIELDS) | {("controller", "log")} | lw
+        guard = frozenset(self._guard(kind)) if kind in _CONTROLLER_KINDS else None
         return Footprint(frozenset(reads), frozenset(writes),
                          takes=frozenset({IN_FLIGHT}) if takes else frozenset(),
                          frees=frozenset({IN_FLIGHT}) if frees else frozenset(),
-                         reads_capacity=frozenset({IN_FLIGHT}) if reads_room else frozenset())
+                         reads_capacity=frozenset({IN_FLIGHT}) if reads_room else frozenset(),
+                         effect_capacity=frozenset({IN_FLIGHT}) if effect_room else frozenset(), guard=guard)
 
 
 _FAULTS = ("crashes", "fences", "losses")  # Params.fault_left: the joint budget
+_CONTROLLER_KINDS = ("FenceBroker", "UnfenceBroker", "HandleAlterPartition", "ElectLeaders",
+                     "AlterPartitionReassignments", "CommitMetadata", "ControllerFailover")
+
+
+def _controller_footprint(n: int, kind: str) -> tuple[set[tuple], set[tuple]]:
+    """A controller event: it reads the registrations, the metadata log and what it answers, and
+    writes a partition-change record (`write`: the reassignment ghost too), its batch and answers
+    (`settle`), and a registration or a request it consumes."""
+    ctl = {("controller", f) for f in _CONTROLLER}
+    reads = ctl | _registrations(n) | _h("reassigned_out_of_sync")
+    writes = {("controller", "log"), ("controller", "uncommitted")} | _h("reassigned_out_of_sync")
+    if kind == "FenceBroker":  # timing assumption H2 reads the Fetch requests in flight
+        reads |= _all_b(n, "alive") | _h(*_FAULTS) | {("fetch_requests", b) for b in range(n)}
+        writes |= _registrations(n) | _h("fences")
+    elif kind == "UnfenceBroker":
+        reads |= _all_b(n, "alive", "epoch")
+        writes |= _registrations(n)
+    elif kind == "HandleAlterPartition":
+        channels = {(field, b) for field in ("ap_requests", "ap_responses") for b in range(n)}
+        reads |= channels
+        writes |= channels
+    elif kind == "AlterPartitionReassignments":
+        reads |= _h("reassignments")
+        writes |= _h("reassignments")
+    elif kind == "CommitMetadata":
+        reads |= {("ap_responses", b) for b in range(n)}
+        writes |= {("ap_responses", b) for b in range(n)}
+    elif kind == "ControllerFailover":
+        reads |= {("ap_requests", b) for b in range(n)}
+        writes |= ctl | _registrations(n) | {("ap_requests", b) for b in range(n)}
+    return reads, writes
 
 
 def _coarse_guard(n: int, kind: str) -> set[tuple]:
