@@ -3,6 +3,7 @@ object per configuration (a line each), then a summary line.
 
     python bench/bench_por.py --preset smoke --preset one-crash --model-preset kraft:default
     python bench/bench_por.py --gate --max-seconds 300      # every gate row whose full search ends in time
+    python bench/bench_por.py --gate --bugs                 # the rows that expect a violation
     python bench/bench_por.py --row R7-hw-without-maximal-isr --row replication-kafka-4.1-smoke
 
 Each configuration is explored twice in this process, one worker each: the full search
@@ -112,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a preset of any model, e.g. kraft:default (repeatable)")
     parser.add_argument("--row", action="append", default=[], help="a gate row by name (repeatable)")
     parser.add_argument("--gate", action="store_true", help="every gate row that searches by actions")
+    parser.add_argument("--bugs", action="store_true", help="with --gate: only the rows that expect a violation")
+    parser.add_argument("--holds", action="store_true", help="with --gate: only the rows that expect the invariants to hold")
     parser.add_argument("--max-seconds", type=float, default=None,
                         help="gate rows: skip a row whose full search takes longer")
     args = parser.parse_args(argv)
@@ -128,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = load_gate(default_gate_file())
         rows = select(rows, args.row) if args.row else rows
         for row in rows:
-            if row.schedule or row.rounds or row.plugins:
+            if row.schedule or row.rounds or row.plugins or (args.bugs and not row.is_bug) \
+                    or (args.holds and row.is_bug):
                 continue
             todo.append((row.name, row.run_config(), row.invariants, row.max_states))
 
