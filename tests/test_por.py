@@ -191,3 +191,26 @@ def test_the_flag_refuses_what_it_does_not_support(extra, tmp_path):
     r = _kcheck("check", "--preset", "smoke", "--por", *extra)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().startswith("kcheck: ") and "--por does not apply with" in r.stderr
+
+
+def test_dependence_from_footprints():
+    """Checker/search/por.py's relation, location by location: a write against a read or a write;
+    raising a count against a guard or an effect that reads it; lowering it only against an
+    effect (it can only enable a guard, which the closure's enabling sets cover); two resets
+    commute, a reset and a read do not."""
+    from checker.search.por import dependent, may_enable
+
+    c = frozenset({"count"})
+    f = lambda **kw: Footprint(**{"reads": frozenset(), "writes": frozenset(), **kw})  # noqa: E731
+    assert dependent(f(writes=frozenset({"x"})), f(reads=frozenset({"x"})))
+    assert dependent(f(writes=frozenset({"x"})), f(writes=frozenset({"x"})))
+    assert not dependent(f(reads=frozenset({"x"})), f(reads=frozenset({"x"})))
+    assert dependent(f(takes=c), f(reads_capacity=c)) and dependent(f(takes=c), f(effect_capacity=c))
+    assert not dependent(f(frees=c), f(reads_capacity=c)) and dependent(f(frees=c), f(effect_capacity=c))
+    assert not dependent(f(takes=c), f(takes=c, frees=c))
+    assert may_enable(f(frees=c), f(reads_capacity=c))
+    r = frozenset({"event"})
+    assert not dependent(f(resets=r), f(resets=r)) and dependent(f(resets=r), f(reads=r))
+    assert dependent(f(resets=r), f(writes=r))
+    assert may_enable(f(writes=frozenset({"g"})), f(reads=frozenset({"g", "e"}), guard=frozenset({"g"})))
+    assert not may_enable(f(writes=frozenset({"e"})), f(reads=frozenset({"g", "e"}), guard=frozenset({"g"})))

@@ -9,7 +9,8 @@ smaller than all of them. The four conditions (Clarke, Grumberg, Peled, "Model C
 
 - C0: the set is empty only when nothing is enabled (a closure starts from an enabled group).
 - C1: no action outside the set that depends on one inside can happen first. The closure adds,
-  for every enabled group in it, every group dependent on it, and for every disabled one, every
+  for every enabled group in it, every group dependent on it or that may enable it (its actions
+  not enabled here are in the set too), and for every disabled one, every
   group that could enable it (writes what its guard reads), none for a group the model declares
   dead at this state (its budget spent: `footprints.dead`): a persistent set.
 - C2: when the set is not everything, none of its actions is visible to an invariant.
@@ -83,8 +84,10 @@ class AmpleSets:
                 seen |= locs
         self.visible = sum(1 << i for i, f in enumerate(prints) if (f.writes | f.resets) & seen)
         n = len(prints)
-        self.dep = [sum(1 << j for j in range(n) if j == i or dependent(prints[i], prints[j])) for i in range(n)]
         self.enablers = [sum(1 << j for j in range(n) if may_enable(prints[j], prints[i])) for i in range(n)]
+        # An enabled group's own disabled actions are in the closure too: what may enable them with it.
+        self.dep = [sum(1 << j for j in range(n) if j == i or dependent(prints[i], prints[j])) | self.enablers[i]
+                    for i in range(n)]
         self._chosen: dict[tuple[int, int], int] = {}
         self._dead = getattr(fps, "dead", None)
         self.groups = groups

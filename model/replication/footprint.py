@@ -331,7 +331,6 @@ def _coarse_guard(n: int, kind: str) -> set[tuple]:
     bounds disables the action (`controller_actions.write`): the metadata log and the
     registrations it is computed from are read by every guard that writes one."""
     partition = {("controller", "log"), ("controller", "uncommitted")} | _registrations(n)
-    every_channel = {(field, b) for field, _ in _CHANNELS for b in range(n)}
     table = {
         "FenceBroker": partition | _all_b(n, "alive") | _h(*_FAULTS) | {("fetch_requests", b) for b in range(n)},
         "UnfenceBroker": partition | _all_b(n, "alive", "epoch"),
@@ -345,7 +344,7 @@ def _coarse_guard(n: int, kind: str) -> set[tuple]:
         "LossyCrash": _all_b(n, "alive", "log") | _h("lossy_crashes", *_FAULTS),
         "Restart": partition | _all_b(n, "alive", "clean"),  # an unclean restart writes a partition change
     }
-    return table.get(kind, set(locations(n))) | (every_channel if kind == "HandleAlterPartition" else set())
+    return table.get(kind, set(locations(n)))
 
 
 def _property_reads(n: int, names: Iterable[str]) -> dict[str, frozenset]:
