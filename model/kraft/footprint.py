@@ -17,6 +17,7 @@ declarations are checked by tests/test_footprints.py on breadth-first samples of
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from model.interface import Footprint
@@ -83,7 +84,9 @@ class Footprints:
     put = staticmethod(put)
 
     def __init__(self, model: Any) -> None:
-        self.model = model
+        # a weak reference: the model holds its footprints, and a cycle would keep a dropped model
+        # (and everything it refers to) alive until the cyclic collector runs
+        self.model = weakref.proxy(model)
         self.n = model.params.n
         self.locations = locations(self.n)
         self.every = frozenset(self.locations)

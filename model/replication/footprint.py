@@ -23,6 +23,7 @@ tests/test_footprints.py checks every declaration on breadth-first samples of ev
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterable
 
 from model.interface import Footprint
@@ -127,7 +128,9 @@ class Footprints:
     put = staticmethod(put)
 
     def __init__(self, model: Any) -> None:
-        self.model = model
+        # a weak reference: the model holds its footprints, and a cycle would keep a dropped model
+        # (and everything it refers to) alive until the cyclic collector runs
+        self.model = weakref.proxy(model)
         self.n = n = model.params.n
         self.locations = locations(n)
         self.every = frozenset(self.locations)
