@@ -22,7 +22,8 @@ from setuptools.command.build_ext import build_ext
 # and the checker's search loops. The rest of the checker runs once per command.
 COMPILED = sorted(str(p) for pattern in ("model/replication/*.py", "model/kraft/*.py")
                   for p in Path().glob(pattern) if p.name != "__init__.py") + [
-    "checker/search/bfs.py", "checker/fingerprint.py", "checker/search/parallel.py", "checker/walks/walker.py"]
+    "checker/search/bfs.py", "checker/search/por.py", "checker/fingerprint.py", "checker/search/parallel.py",
+    "checker/walks/walker.py"]
 
 
 # The digest of each source as Cython read it: taken before cythonize, so a source edited while the

@@ -76,6 +76,36 @@ def timely_invariant(name: str, predicate: Callable[[Any], bool], guard: Callabl
 
 
 @dataclass(frozen=True)
+class Footprint:
+    """What one group of actions reads and writes, for partial-order reduction (the checker's
+    `--por`): sets of *locations*, parts of the state named by the model (one field of one broker,
+    the messages in flight on one channel). The group's enabledness and effect are functions of
+    the locations in `reads` (and the configuration); it changes no location outside `writes`.
+    A capacity (a count of several locations, as the messages in flight that a bound limits) is
+    declared apart: `reads_capacity`, a guard compares it with its bound (so raising it may
+    disable the action, lowering it only enable); `effect_capacity`, the effect depends on it too;
+    `takes`, the action may raise it; `frees`, it may lower it. `resets`: locations the action only sets to their
+    reset value (a per-step ghost such as kraft's `last_event`), which commute with each other.
+    `guard`: the locations its enabledness depends on, when fewer than `reads`."""
+
+    reads: frozenset
+    writes: frozenset
+    takes: frozenset = frozenset()
+    frees: frozenset = frozenset()
+    reads_capacity: frozenset = frozenset()
+    resets: frozenset = frozenset()
+    # capacities the effect (not only the guard) depends on, e.g. "send a second message if there is room"
+    effect_capacity: frozenset = frozenset()
+    # The locations the group's enabledness depends on (None: `reads`): what an action must
+    # write to enable it. Declared apart where the guard reads much less than the effect.
+    guard: frozenset | None = None
+
+    @property
+    def enabling(self) -> frozenset:
+        return self.reads if self.guard is None else self.guard
+
+
+@dataclass(frozen=True)
 class Fairness:
     """Fairness of one action kind, as TLA+'s WF/SF, for each action value (kind and parameters)
     separately: weak, an action continuously enabled from some point on is taken; strong, an
@@ -193,6 +223,12 @@ class Model(Protocol):
     # this model's own `next_state` steps from `state` (every action enabled where it is taken),
     # which the round search (checker/rounds.py, a gate row's `rounds`) explores in place of
     # single actions, for stories too deep for them.
+    # Optional, for partial-order reduction (`kcheck check --por`): `footprints` with
+    # `group_of(action) -> key`, `groups() -> list of keys` (every group the configuration can
+    # produce), `footprint(key) -> Footprint`, and `property_footprints() -> {invariant: locations}`
+    # (what each `always` property reads, in the footprints' locations); `locations`, `get(state,
+    # loc)`, `put(state, loc, value)`, `capacity(state) -> {capacity: count}` and `settled(state)`
+    # let tests/test_footprints.py check the declarations on reachable states.
     # Optional: `abstraction(state) -> value`, a coarse, pure view of a state made of ints, strings
     # and tuples (ordered, process-stable repr), that `kcheck simulate --guided` uses in place of
     # its default (enabled action kinds, sometimes-properties holding) in a state's abstract cell.

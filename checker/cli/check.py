@@ -72,6 +72,11 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-reduce", dest="reduce", action="store_false",
                         help="explore every state the model's actions give, without its stutter reduction"
                              " (see docs/cli.md)")
+    parser.add_argument("--por", dest="por", action="store_true", default=False,
+                        help="partial-order reduction: expand an ample set of independent actions instead of every"
+                             " enabled one (one process; see docs/cli.md)")
+    parser.add_argument("--no-por", dest="por", action="store_false",
+                        help="explore every enabled action (the default)")
     parser.add_argument("--rounds", type=_positive_int, metavar="N",
                         help="search breadth first over the model's rounds (coarse steps made of its own actions)"
                              " to N rounds instead of over single actions: deeper stories, no verdict on the"
@@ -127,7 +132,8 @@ def _expected_states(args: argparse.Namespace, rc: RunConfig) -> int | None:
     from checker.search.expected import announcement, whole_run_states
     from model import compiled
 
-    whole = whole_run_states(rc, args.reduce) if args.rounds is None else None
+    # a reduced search (--por) explores fewer states than the whole run's, by an amount not known before
+    whole = whole_run_states(rc, args.reduce) if args.rounds is None and not args.por else None
     if whole is None:
         return None
     if args.max_states is not None and args.max_states < whole:
@@ -158,6 +164,7 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = 
         "states_per_second": round(r.states_per_second, 1),
         "workers": r.workers,
         "reduction": r.reduction,
+        "partial_order": r.por,  # None without --por (checker/search/por.py)
         "unreached": r.unreached,
         "never_enabled": r.never_enabled,
         "disabled_by_config": r.disabled,
@@ -194,6 +201,15 @@ def check_report(rc: RunConfig, model: Any, r: Result, result: str, live: Any = 
     return out
 
 
+def _por_text(por: dict[str, Any]) -> str:
+    """What --por did: how many expanded states took an ample set, and what the full search settled."""
+    text = f"ample sets at {por['reduced']:,} of {por['expanded']:,} states expanded"
+    if por.get("settled_by_full_search"):
+        text += (f"; the reduced search ({por['reduced_distinct_states']:,} states) left "
+                 f"{', '.join(por['settled_by_full_search'])}: the figures above are the full search's")
+    return text
+
+
 def _plugins() -> list[dict[str, str]]:
     """The plugins in force (file, SHA-256): what the run checked besides the built-in model."""
     from checker import plugin
@@ -227,6 +243,7 @@ def _summary(report: dict[str, Any], model: Any, r: Result, live: Any = None) ->
         f"seconds:          {r.seconds:.2f}",
         f"states/s:         {r.states_per_second:,.0f} ({r.workers} worker{'s' if r.workers > 1 else ''})",
         f"reduction:        {r.reduction or 'none'}",
+    ] + ([f"partial order:    {_por_text(r.por)}"] if r.por is not None else []) + [
         f"unreached:        {names(r.unreached)}",
         f"never enabled:    {names(r.never_enabled)}",
         f"off by config:    {names([f'{k} ({why})' for k, why in r.disabled.items()])}",
@@ -329,6 +346,20 @@ def _explore_on_spark(args: argparse.Namespace, rc: RunConfig, progress: Callabl
         raise ConfigError(str(e)) from None
 
 
+def _por_options(args: argparse.Namespace) -> None:
+    """--por: the one-process search only, and only on the model's own actions (a plugin may change
+    what an action reads, which the model's footprints do not say)."""
+    if not args.por:
+        return
+    for option, given in (("--engine spark", args.engine == "spark"),
+                          ("--workers", args.workers is not None and args.workers > 1),
+                          ("--run-dir", args.run_dir is not None), ("--resume", args.resume is not None),
+                          ("--rounds", args.rounds is not None), ("--plugin", bool(args.plugins))):
+        if given:
+            raise ConfigError(f"--por does not apply with {option}: the reduced search runs in one process, without"
+                              " checkpoints, on the model's own actions (use --no-por)")
+
+
 def _rounds_options(args: argparse.Namespace) -> None:
     if args.rounds is None:
         return
@@ -364,8 +395,9 @@ def _run_check(args: argparse.Namespace) -> int:
     _rounds_options(args)
     if args.resume:
         _resumed_config(args)
+    _por_options(args)
     if args.workers is None and args.engine == "local" and args.rounds is None:
-        args.workers = default_workers()
+        args.workers = 1 if args.por else default_workers()
     rc = run_config(args)
     check_outputs(files=[("--trace-out", args.trace_out), ("--html", args.html)], dirs=[("--out", args.out)],
                   inputs=[("the config file", args.config_file), ("the run directory", args.run_dir or args.resume),
@@ -398,7 +430,8 @@ def _run_check(args: argparse.Namespace) -> int:
         try:
             r = explore(model, max_states=args.max_states, progress=progress, workers=args.workers,
                         reduce=args.reduce, run_dir=run_dir, resume=bool(args.resume), identity=identity,
-                        checkpoint_every=args.checkpoint_every or CHECKPOINT_EVERY, keep=args.memory_states)
+                        checkpoint_every=args.checkpoint_every or CHECKPOINT_EVERY, keep=args.memory_states,
+                        por=args.por)
         except OSError as e:  # the run directory (or $TMPDIR) cannot hold the search's files
             where = f"--run-dir {run_dir}" if run_dir else "the temporary directory ($TMPDIR)"
             raise ConfigError(f"cannot keep the search's files in {where}: {e.strerror or e}"

@@ -84,6 +84,9 @@ class Result:
     # ended "ok": two models with the same digest reach the same states.
     digest: Optional[int] = None
     visited_bytes: int = 0  # the visited set's table, at the end (checker/search/visited.py)
+    # With partial-order reduction (checker/search/por.py): states expanded, those expanded by an
+    # ample set smaller than everything enabled, and what a full search was run to settle.
+    por: Optional[dict[str, Any]] = None
 
     @property
     def states_per_second(self) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from checker.search import bfs, parallel
+from checker.search import bfs, parallel, por as por_search
 from checker.search.checkpoint import RunDir, run_identity
 from checker.search.common import Progress, Result
 from model.interface import Model
@@ -25,6 +25,7 @@ def explore(
     identity: dict[str, Any] | None = None,
     checkpoint_every: float = 60.0,
     keep: int | None = None,
+    por: bool = False,
 ) -> Result:
     """Explore every state reachable from `model.init_states()`, breadth first.
 
@@ -52,6 +53,8 @@ def explore(
         raise ValueError(f"keep must be >= 1, got {keep}")
     if resume and run_dir is None:
         raise ValueError("resume needs a run_dir")
+    if por:
+        return _explore_reduced(model, max_states, progress, progress_every, reduce, keep, workers, run_dir)
     ident = run_identity(model, reduce, identity) if run_dir is not None else {}
     if workers > 1:
         if parallel.available():
@@ -64,3 +67,33 @@ def explore(
         return bfs.search(model, run, max_states, progress, progress_every, reduce, keep)
     finally:
         run.close()
+
+
+def _explore_reduced(model: Model, max_states: int | None, progress: Callable[[Progress], None] | None,
+                     progress_every: float, reduce: bool, keep: int | None, workers: int,
+                     run_dir: str | Path | None) -> Result:
+    """The search with partial-order reduction (checker/search/por.py), one process, no checkpoints.
+    Its "ok" holds for every invariant; a sometimes-property it left unreached, or an action kind
+    it never saw enabled, is a claim about states it did not visit (unless no state took an ample
+    set: then it was the full search): the full search settles it, and its result is the one
+    returned (with `por["settled_by_full_search"]` naming why)."""
+    if workers > 1 or run_dir is not None:
+        raise ValueError("partial-order reduction runs in one process, without a run directory")
+    run = RunDir(None, False, {}, 60.0)
+    try:
+        r = por_search.search(model, run, max_states, progress, progress_every, reduce, keep)
+    finally:
+        run.close()
+    if r.result != "ok" or not (r.unreached or r.never_enabled) or not (r.por or {}).get("reduced"):
+        return r  # nothing to settle, or no state took an ample set: the reduced search was the full one
+    why = [f"sometimes-property {name} unreached" for name in r.unreached]
+    why += [f"action {kind} never enabled" for kind in r.never_enabled]
+    run = RunDir(None, False, {}, 60.0)
+    try:
+        full = bfs.search(model, run, max_states, progress, progress_every, reduce, keep)
+    finally:
+        run.close()
+    full.seconds += r.seconds  # the whole run, both searches
+    full.por = {**(r.por or {}), "reduced_distinct_states": r.distinct_states, "reduced_seconds": r.seconds,
+                "settled_by_full_search": why}
+    return full

@@ -17,6 +17,7 @@ from model.kraft.state import (
     EVENT_NAMES, FATAL_NAMES, FETCH_RESPONSE, MESSAGE_NAMES, NO_EVENT, VOTE_REQUEST, VOTE_RESPONSE,
     KraftState, initial_state, kind_name,
 )
+from model.kraft.footprint import Footprints
 from model.kraft.symmetry import canonical_key
 from model.kraft.variants import Protocol
 
@@ -57,6 +58,8 @@ class KraftModel:
         self.variant = variant
         self.params = Params.from_config(config)
         self.ctx = Context(self.params, Protocol.of(variant), timely)
+        # what each action reads and writes (model/kraft/footprint.py), for the safety search only
+        self.footprints = None if timely else Footprints(self)
         # Nodes are interchangeable while every one is a bootstrap voter; with voter changes the
         # renaming also covers the member sets inside VotersRecord entries (model.kraft.symmetry).
         self.symmetric = self.params.symmetry and self.params.spares == 0

@@ -5,6 +5,7 @@ from typing import Any, Mapping
 
 from model.replication import actions as A
 from model.replication import broker_actions, controller_actions, fault_actions, liveness, timeline
+from model.replication.footprint import Footprints
 from model.replication.context import Context
 from model.replication.controller import reassigning
 from model.replication.params import Params
@@ -107,6 +108,8 @@ class ReplicationModel:
         self.timeline = timeline
         self._lifted: list[tuple[str, ReplicationModel]] | None = None
         self._targets = _targets(self.params.n)
+        # what each action reads and writes (model/replication/footprint.py), for the safety search only
+        self.footprints = None if timely else Footprints(self)
 
     def bound_blocked(self, s: State) -> list[tuple[Any, str]]:
         """The fair actions disabled in s that raising one bound (max_leader_epoch,
