@@ -151,9 +151,10 @@ class Footprints:
         if kind in _FAULT_KINDS:
             return Footprint(self.every, self.every, takes=cap, frees=cap, reads_capacity=cap, effect_capacity=cap)
         if kind == "DropMessage":
-            channel = ("network", group[2], group[3])
+            # both directions: a message's slot (network.slot_of) also holds the answer to it
+            channel = {("network", group[2], group[3]), ("network", group[3], group[2])}
             counts = {("count", f) for f in ("restarts", "disk_losses", "cuts", "losses")}
-            return Footprint(frozenset({channel} | counts), frozenset({channel, ("count", "losses")}),
+            return Footprint(frozenset(channel | counts), frozenset(channel | {("count", "losses")}),
                              frees=cap, resets=frozenset({_LAST_EVENT}))
         if kind in _HANDLE_KINDS:
             i = group[2]  # the receiver
