@@ -624,10 +624,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_record_of_what_each_encoding_was_checked_against_is_current():
     """checker/proofs/checked_against.json holds the digests of today's model and encoding
-    sources: after a change, run the cross-check and record it (python -m checker.proofs.checked_against)."""
+    sources: after a change, run the cross-check and record it (python -m checker.proofs.record)."""
     assert checked_against.stale() == [], (
         "the model or encoding sources changed since the encoding was last cross-checked against the model:"
-        " run python -m checker.proofs.checked_against")
+        " run python -m checker.proofs.record")
 
 
 def test_an_unedited_model_proves_as_recorded(capsys):

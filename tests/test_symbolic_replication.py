@@ -155,7 +155,7 @@ def test_the_joint_fault_budget_conforms():
     assert r.failures == [] and r.states >= 5
 
 
-@pytest.mark.slow  # about 2.5 CPU minutes; `python -m checker.proofs.checked_against` runs it on every change
+@pytest.mark.slow  # about 2.5 CPU minutes; `python -m checker.proofs.record` runs it on every change
 def test_the_cross_check_prove_runs_on_an_edited_model_passes_on_this_one():
     """checker.proofs.conformance.cross_check, which `kcheck prove` runs when the model's sources
     are not those the encoding was last checked against, agrees on the unedited model."""

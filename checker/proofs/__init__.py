@@ -13,8 +13,9 @@ Modules:
   bmc         bounded model checking: K unrolled steps, a counterexample as a concrete trace
   conformance the encoding against the Python model on sampled reachable states
   checked_against
-              the model sources each encoding was last cross-checked against; `kcheck prove`
-              cross-checks first when they are not the current ones
+              the model sources each encoding was checked against; `kcheck prove` refuses
+              any other sources
+  record      python -m checker.proofs.record: the cross-checks, then the record
 
 Each encoding is cross-checked against its Python model (tests/test_symbolic_conformance.py,
 tests/test_symbolic_replication.py).

@@ -15,7 +15,7 @@ would find (spec/proofs.md, "An encoding that follows the model").
 
 After a change of a model or an encoding, bring the encodings in step, then record with
 
-    python -m checker.proofs.checked_against
+    python -m checker.proofs.record
 
 which runs every cross-check first and records only the models whose checks all pass
 (tests/test_prove.py fails while the record is stale).
@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from checker.provenance import digest, model_digest, package_folder, sources
 
@@ -110,11 +109,11 @@ def refusal(model: str, any_size: bool) -> str | None:
         return (f"the {model} model's sources differ from those its {encoding} encoding was checked against "
                 f"({', '.join(what)}): the encoding is a hand-written copy of the model, which a sample cannot "
                 "show equal to the edited one, so nothing is proved; check the edit with kcheck check, or bring "
-                f"checker/proofs/ in step and record it (python -m checker.proofs.checked_against; spec/proofs.md)")
+                f"checker/proofs/ in step and record it (python -m checker.proofs.record; spec/proofs.md)")
     if then.get(key) != now[key]:
         return (f"the {encoding} {model} encoding ({', '.join('checker/proofs/' + f for f in files[model])}) "
                 "changed since it was last checked against the model, so nothing is proved; record it with "
-                "python -m checker.proofs.checked_against once its cross-checks pass (spec/proofs.md)")
+                "python -m checker.proofs.record once its cross-checks pass (spec/proofs.md)")
     return None
 
 
@@ -123,66 +122,3 @@ def follows(model: str) -> dict[str, Any]:
     now = current(model)
     return {"model_sha256": now["model"], "encoding_sha256": now["encoding"], "how": "recorded", "passed": True,
             "cross_check": None}
-
-
-def _check_any_size(model: str, progress: Callable[[str], None]) -> str | None:
-    """The every-size encoding's sample check on the default configuration: None when it passes,
-    else what it found."""
-    from checker.config import ConfigError, load_config
-
-    try:
-        if model == "kraft":
-            from checker.proofs.kraft_param import PCtx
-            from checker.proofs.prove_any import _encoding_covers
-            from model.kraft.variants import Protocol
-
-            rc = load_config(model="kraft", preset="default")
-            out = _encoding_covers("kafka-4.1", PCtx(Protocol.of("kafka-4.1"),
-                                                     stale_requests=bool(rc.config["stale_requests"])), True)
-        else:
-            from checker.proofs import replication_any
-            from checker.proofs.replication_param import RCtx
-            from model.replication.params import Params
-            from model.replication.variants import Rules
-
-            rc = load_config(model="replication", preset="default")
-            out = replication_any.encoding_covers(rc, RCtx.of(Params.from_config(dict(rc.config)),
-                                                              Rules.of("kafka-4.1")), True)
-    except ConfigError as e:
-        return str(e)
-    progress(f"every-size encoding: {out['how']}")
-    return None
-
-
-def main() -> int:
-    """Cross-check every model whose record is stale and record the ones whose checks all pass."""
-    from checker.proofs.conformance import cross_check
-
-    table = json.loads(RECORD.read_text()) if RECORD.is_file() else {}
-    failed = 0
-    for model in stale():
-        def say(text: str, model: str = model) -> None:
-            print(f"{model}: {text}", flush=True)
-
-        check = cross_check(model, progress=say)
-        if not check.passed:
-            failed += 1
-            first = check.first
-            print(f"{model}: the fixed-size encoding and the model part at {first.action} ({first.how}, preset "
-                  f"{check.preset}): not recorded", file=sys.stderr)
-            continue
-        say(f"fixed-size encoding: {check.states:,} states, {check.transitions:,} transitions agree in "
-            f"{check.seconds:.1f} s")
-        found = _check_any_size(model, say)
-        if found is not None:
-            failed += 1
-            print(f"{model}: {found}: not recorded", file=sys.stderr)
-            continue
-        table[model] = current(model)
-        say("recorded")
-    RECORD.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

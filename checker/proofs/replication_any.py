@@ -401,9 +401,11 @@ def run(args: Any, rc: Any, proving: Callable[..., tuple[Outcome, float]]) -> tu
         if name != "structural" and name not in structural:
             raise ConfigError(f"--size any proves structural only (its conjuncts: {', '.join(structural)}) for "
                               f"--model replication; {name} is proved for a fixed --size N (spec/proofs.md)")
-    from checker.proofs.prove_any import licensed
+    from checker.proofs.checked_against import refusal
 
-    licensed("replication")
+    reason = refusal("replication", any_size=True)  # a sample check never licenses a proof
+    if reason is not None:
+        raise ConfigError(reason)
     encoding = encoding_covers(rc, c, args.quiet)
 
     o, wall = proving(args, lambda progress: prove(c, timeout_s=args.timeout, progress=progress))

@@ -1,0 +1,78 @@
+"""Record the encodings as checked against the model's current sources (checker/proofs/checked_against.py):
+
+    python -m checker.proofs.record
+
+runs, for every model whose record is stale, the fixed-size cross-check and the every-size sample
+check, and records only the models whose checks all pass. A module of its own because it runs
+the every-size checks of prove_any and replication_any, which read the record.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Callable
+
+from checker.proofs.checked_against import RECORD, current, stale
+
+
+def _check_any_size(model: str, progress: Callable[[str], None]) -> str | None:
+    """The every-size encoding's sample check on the default configuration: None when it passes,
+    else what it found."""
+    from checker.config import ConfigError, load_config
+
+    try:
+        if model == "kraft":
+            from checker.proofs.kraft_param import PCtx
+            from checker.proofs.prove_any import _encoding_covers
+            from model.kraft.variants import Protocol
+
+            rc = load_config(model="kraft", preset="default")
+            out = _encoding_covers("kafka-4.1", PCtx(Protocol.of("kafka-4.1"),
+                                                     stale_requests=bool(rc.config["stale_requests"])), True)
+        else:
+            from checker.proofs import replication_any
+            from checker.proofs.replication_param import RCtx
+            from model.replication.params import Params
+            from model.replication.variants import Rules
+
+            rc = load_config(model="replication", preset="default")
+            out = replication_any.encoding_covers(rc, RCtx.of(Params.from_config(dict(rc.config)),
+                                                              Rules.of("kafka-4.1")), True)
+    except ConfigError as e:
+        return str(e)
+    progress(f"every-size encoding: {out['how']}")
+    return None
+
+
+def main() -> int:
+    """Cross-check every model whose record is stale and record the ones whose checks all pass."""
+    from checker.proofs.conformance import cross_check
+
+    table = json.loads(RECORD.read_text()) if RECORD.is_file() else {}
+    failed = 0
+    for model in stale():
+        def say(text: str, model: str = model) -> None:
+            print(f"{model}: {text}", flush=True)
+
+        check = cross_check(model, progress=say)
+        if not check.passed:
+            failed += 1
+            first = check.first
+            print(f"{model}: the fixed-size encoding and the model part at {first.action} ({first.how}, preset "
+                  f"{check.preset}): not recorded", file=sys.stderr)
+            continue
+        say(f"fixed-size encoding: {check.states:,} states, {check.transitions:,} transitions agree in "
+            f"{check.seconds:.1f} s")
+        found = _check_any_size(model, say)
+        if found is not None:
+            failed += 1
+            print(f"{model}: {found}: not recorded", file=sys.stderr)
+            continue
+        table[model] = current(model)
+        say("recorded")
+    RECORD.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
