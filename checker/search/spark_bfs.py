@@ -45,6 +45,22 @@ DRIVER_LEVEL = 5_000
 _MODELS: dict[ModelSpec, Any] = {}  # one model per executor process and spec
 
 
+def _judge(found: Any, broken: Any, sometimes: Any) -> tuple[Optional[tuple[int, str]], list[str]]:
+    """A level's new states, as (key, state): the broken invariant of the least key, if any, and the
+    sometimes-properties they reach, sorted."""
+    violation: Optional[tuple[int, str]] = None
+    reached: set[str] = set()
+    for key, t in found:
+        if violation is None or key < violation[0]:
+            bad = broken(t)
+            if bad is not None:
+                violation = (key, bad)
+        for name, pred in sometimes:
+            if name not in reached and pred(t):
+                reached.add(name)
+    return violation, sorted(reached)
+
+
 def _model(spec: ModelSpec) -> Any:
     """The task's model, built once per process; its plugin files are checked, and put in force
     alone (a reused Python worker may hold another job's), in every task."""
@@ -116,17 +132,8 @@ def _deduper(spec: ModelSpec, run_dir: str, level: int) -> Callable:
                 best[fp] = (key, t)
         fresh = array("Q", sorted(best))
         _write_atomic(_visited_path(run_dir, part, level), fresh.tobytes())
-        violation: Optional[tuple[int, str]] = None
-        reached: set[str] = set()
-        for fp, (key, t) in best.items():
-            if violation is None or key < violation[0]:
-                bad = broken(t)
-                if bad is not None:
-                    violation = (key, bad)
-            for name, pred in sometimes:
-                if name not in reached and pred(t):
-                    reached.add(name)
-        yield ("stat", (generated, counts, len(best), sum(best) % (1 << 64), violation, sorted(reached),
+        violation, reached = _judge(best.values(), broken, sometimes)
+        yield ("stat", (generated, counts, len(best), sum(best) % (1 << 64), violation, reached,
                         os.getcwd()))  # an executor's working directory names it
         for key, t in best.values():
             yield ("new", (key, t))
@@ -179,17 +186,8 @@ def _level_on_driver(model: Any, step: Callable, fp_of: Callable, frontier: list
         seen.add(fp)
     for part in range(parts):
         _write_atomic(_visited_path(run_dir, part, level), array("Q", sorted(owned[part])).tobytes())
-    violation: Optional[tuple[int, str]] = None
-    reached: set[str] = set()
-    for key, t in best.values():
-        if violation is None or key < violation[0]:
-            bad = broken(t)
-            if bad is not None:
-                violation = (key, bad)
-        for name, pred in sometimes:
-            if name not in reached and pred(t):
-                reached.add(name)
-    stats = (generated, counts, len(best), sum(best) % (1 << 64), violation, sorted(reached), None)
+    violation, reached = _judge(best.values(), broken, sometimes)
+    stats = (generated, counts, len(best), sum(best) % (1 << 64), violation, reached, None)
     return stats, list(best.values())
 
 
