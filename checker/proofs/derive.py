@@ -38,11 +38,11 @@ import z3
 from checker.proofs import kraft_next as N
 from checker.proofs.kraft_state import EMPTY, REQUEST, RESPONSE, RPCS, SLOT_COMMON, SLOT_FIELDS, Layout, fresh
 from checker.proofs.symbolic import (  # noqa: F401 (the stand-ins, also for derive's users)
-    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, _same, _z, merged,
+    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, _arg_key, _same, _z, merged,
 )
 from checker.proofs.term import Step, Sym, smax
 from model.kraft import actions as A
-from model.kraft import client, network, quorum, rules
+from model.kraft import client, context, faults, network, quorum, requests, rules
 from model.kraft.model import _STEP
 from model.kraft.quorum import Context
 from model.kraft.rules import CANDIDATE, LEADER, NO_ID, PROSPECTIVE, UNRECORDED
@@ -79,6 +79,34 @@ class SymNetwork:
     def of(cls, layout: Layout, pre: Sym, ex: Explorer) -> "SymNetwork":
         return cls(layout, ex, {(r, a, b): {k: pre[k] for k in slot_keys(layout, r, a, b)}
                                 for r in RPCS for a, b in layout.pairs()})
+
+    def merge_shape(self) -> Any:
+        return ("network",)
+
+    def merge_key(self) -> Any:
+        if not hasattr(self, "_key"):
+            self._key = ("network",) + tuple(t.get_id() for terms in self.slots.values() for t in terms.values())
+        return self._key
+
+    @classmethod
+    def merge_cases(cls, ex: Explorer, cases: list[tuple[Any, "SymNetwork"]]) -> "SymNetwork":
+        """The networks of a merged function's paths: each slot's variables as If terms where
+        the paths differ."""
+        net = cases[-1][1]
+        slots = {}
+        for key, terms in net.slots.items():
+            if all(v.slots[key] is terms for _, v in cases):
+                slots[key] = terms
+                continue
+            merged = {}
+            for k, t in terms.items():
+                for c, v in reversed(cases[:-1]):
+                    w = v.slots[key][k]
+                    if not _same(w, t):
+                        t = z3.If(c, w, t)
+                merged[k] = t
+            slots[key] = merged
+        return SymNetwork(net.layout, ex, slots)
 
     def _with(self, key: Any, terms: dict[Any, Any]) -> "SymNetwork":
         slots = dict(self.slots)
@@ -149,7 +177,7 @@ class SymNetwork:
                 u[("granted",) + key] = _z(m.granted)
             elif r == FETCH_REQUEST:
                 if len(m.records) > self.layout.L:
-                    raise Unsupported("a Fetch response with more records than max_log")
+                    raise OutOfLayout("a Fetch response with more records than max_log")
                 u.update({("div_epoch",) + key: _z(m.diverging_epoch), ("div_offset",) + key: _z(m.diverging_offset),
                           ("rec_len",) + key: z3.IntVal(len(m.records)), ("rhw",) + key: _z(m.hw)})
                 for k, (e, kind) in enumerate(m.records):
@@ -203,8 +231,10 @@ class SymNetwork:
         return merged if any(not _same(merged[k], old[k]) for k in old) else None
 
     def count(self) -> Any:
-        sts = [v[("st",) + key] for key, v in self.slots.items()]
-        return SInt(z3.Sum([z3.If(st != EMPTY, 1, 0) for st in sts]), self.ex)
+        if not hasattr(self, "_count"):
+            sts = [v[("st",) + key] for key, v in self.slots.items()]
+            self._count = z3.Sum([z3.If(st != EMPTY, 1, 0) for st in sts])
+        return SInt(self._count, self.ex)
 
 
 def _identity(f: Callable[..., Any]) -> Any:
@@ -230,6 +260,22 @@ class SymPart:
 
     def __init__(self, terms: dict[Any, Any]) -> None:
         self.terms = terms
+
+    def merge_shape(self) -> Any:
+        return ("part",) + tuple(self.terms)
+
+    def merge_key(self) -> Any:
+        return ("part",) + tuple(t.get_id() for t in self.terms.values())
+
+    @classmethod
+    def merge_cases(cls, ex: Explorer, cases: list[tuple[Any, "SymPart"]]) -> "SymPart":
+        terms = {}
+        for k, t in cases[-1][1].terms.items():
+            for c, v in reversed(cases[:-1]):
+                if not _same(v.terms[k], t):
+                    t = z3.If(c, v.terms[k], t)
+            terms[k] = t
+        return SymPart(terms)
 
     def __iter__(self) -> Any:
         raise Unsupported("reads the history other than through quorum.elect, quorum.commit, client.fatal")
@@ -282,10 +328,48 @@ def sym_fatal(s: KraftState, i: int, code: int) -> KraftState:
     return s._replace(history=h._replace(fatal=SymPart({**h.fatal.terms, ("fatal", i, code): z3.BoolVal(True)})))
 
 
+def merged_state(ex: Explorer, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A model function of the state (a send, a role transition, a reply): its paths explored on
+    their own under the action's path so far and merged, one fork per shape of result (None, or
+    a state whose nodes' logs and role data have given lengths), so the branches of successive
+    calls add up instead of multiplying. A node it reads that the action has not read yet is
+    built on the action's path first (`NeedNode`), then the function is explored again."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        call = (lambda *a: fn(*a, **kwargs)) if kwargs else fn
+        while True:
+            try:
+                if MEMO:
+                    key = ("state", fn.__name__, _arg_key(args), tuple((k, _arg_key(v)) for k, v in sorted(kwargs.items())))
+                    crash, options = ex.memo(key, lambda: ex.explore_merged(call, args, under_path=False))
+                    ex.keep.append(args)  # its terms' ids stay theirs
+                else:
+                    crash, options = ex.explore_merged(call, args, under_path=True)
+                break
+            except NeedNode as e:
+                if ex.depth > 0:
+                    raise  # built by the outermost merge, on the action's own path
+                e.nodes.node(e.i)
+        return ex.take(crash, options)
+
+    run.__name__ = fn.__name__
+    return run
+
+
+# the model functions of the state merged while deriving (module, name); every module of
+# model/kraft that imported one by name is patched too
+MERGED_STATE = (
+    (client, "_respond"), (client, "maybe_transition"), (client, "handle_common_response"),
+    (requests, "send_vote"), (requests, "send_begin_quorum_epoch"), (requests, "send_fetch"),
+    (quorum, "poll_sends"), (quorum, "become_unattached"), (quorum, "become_follower"),
+    (quorum, "add_voted_state"), (quorum, "update_leader_hw"),
+)
+
+
 @contextlib.contextmanager
-def symbolic_model() -> Iterator[None]:
+def symbolic_model(ex: Explorer | None = None) -> Iterator[None]:
     """While deriving: the network's slot functions answer from the symbolic network, and the
-    history updates from the arrays."""
+    history updates from the arrays; with `ex`, the functions of MERGED_STATE are merged."""
     saved = [(network, "at", network.at), (network, "put", network.put), (network, "update", network.update),
              (network, "count", network.count), (quorum, "elect", quorum.elect), (quorum, "commit", quorum.commit),
              (client, "fatal", client.fatal)]
@@ -298,12 +382,22 @@ def symbolic_model() -> Iterator[None]:
     for name in _RULES:
         saved.append((rules, name, getattr(rules, name)))
         setattr(rules, name, merged(getattr(rules, name)))
+    if ex is not None:
+        for module, name in MERGED_STATE:
+            f = getattr(module, name)
+            wrapped = merged_state(ex, f)
+            for m in _KRAFT_MODULES:
+                if getattr(m, name, None) is f:
+                    saved.append((m, name, f))
+                    setattr(m, name, wrapped)
     try:
         yield
     finally:
         for module, name, value in saved:
             setattr(module, name, value)
 
+
+_KRAFT_MODULES = (client, quorum, requests, network, faults, context)
 
 # the decision functions merged while deriving: rules.py's functions of plain values
 _RULES = tuple(name for name, f in vars(rules).items()
@@ -313,19 +407,38 @@ _RULES = tuple(name for name, f in vars(rules).items()
 # --- the stand-in state from a Sym, and back ------------------------------------------------------
 
 
+class NeedNode(Exception):
+    """A merged function read a node not yet built: it is built (forked on) on the action's own
+    path, and the function explored again."""
+
+    def __init__(self, nodes: "LazyNodes", i: int) -> None:
+        super().__init__(i)
+        self.nodes, self.i = nodes, i
+
+
 class LazyNodes(tuple):
     """The nodes: node i is built (its log length and role shape forked on) when first read, so an
     action pays only for the nodes it reads."""
 
-    def __new__(cls, n: int, make: Callable[[int], Node]) -> "LazyNodes":
+    def __new__(cls, n: int, make: Callable[[int], Node], ex: Explorer) -> "LazyNodes":
         t = super().__new__(cls, [None] * n)
-        t.make, t.cache = make, {}  # type: ignore[attr-defined]
+        t.make, t.cache, t.ex = make, {}, ex  # type: ignore[attr-defined]
         return t
 
     def node(self, i: int) -> Node:
         if i not in self.cache:  # type: ignore[attr-defined]
+            if self.ex.depth > 0:  # type: ignore[attr-defined]
+                raise NeedNode(self, i)
             self.cache[i] = self.make(i)  # type: ignore[attr-defined]
         return self.cache[i]  # type: ignore[attr-defined]
+
+    def merge_shape(self) -> Any:
+        return ("nodes", id(self))
+
+    def merge_key(self) -> Any:
+        from checker.proofs.symbolic import _arg_key
+        return ("nodes",) + tuple(_arg_key(self.cache[i]) if i in self.cache else ("unread", i)  # type: ignore[attr-defined]
+                                  for i in range(len(self)))
 
     def __getitem__(self, k: Any) -> Any:
         if isinstance(k, slice):  # set_node's nodes[:i] + (node,) + nodes[i + 1:]: no read yet
@@ -344,6 +457,16 @@ class Thunk:
 
     def __init__(self, nodes: LazyNodes, i: int) -> None:
         self.nodes, self.i = nodes, i
+
+    def merge_shape(self) -> Any:
+        return ("unread", id(self.nodes), self.i)
+
+    def merge_key(self) -> Any:
+        return ("unread", self.i)  # the pre-state's node i, whatever path reads it
+
+    @classmethod
+    def merge_cases(cls, ex: Explorer, cases: list[tuple[Any, "Thunk"]]) -> "Thunk":
+        return cases[-1][1]  # the same unread node on every path
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.nodes.node(self.i), name)
@@ -365,7 +488,7 @@ def symbolic_state(layout: Layout, pre: Sym, ex: Explorer) -> KraftState:
                     votes, I(("estart", i)), ends, B(("fetched", i)), B(("observer", i)), B(("vpers", i)))
 
     cut = tuple(link for link in layout.links() if ex.decide(pre[("cut",) + link]))
-    return KraftState(LazyNodes(n, make), SymNetwork.of(layout, pre, ex), cut, I(("restarts",)),
+    return KraftState(LazyNodes(n, make, ex), SymNetwork.of(layout, pre, ex), cut, I(("restarts",)),
                       I(("disk_losses",)), I(("cuts",)), I(("losses",)), I(("timers",)),
                       symbolic_history(layout, pre), 0)
 
@@ -385,7 +508,7 @@ def post_of(layout: Layout, pre: Sym, s0: KraftState, s: KraftState) -> dict[Any
             if isinstance(nd, Thunk) or (i in read and nd is read[i]):
                 continue
             if len(nd.log) > layout.L:
-                raise Unsupported(f"a log longer than max_log at node {i}")
+                raise OutOfLayout(f"a log longer than max_log at node {i}")
             u.update({("role", i): _z(nd.role), ("epoch", i): _z(nd.epoch), ("leader", i): _z(nd.leader),
                       ("voted", i): _z(nd.voted), ("leo", i): z3.IntVal(len(nd.log)), ("hw", i): _z(nd.hw),
                       ("estart", i): _z(nd.epoch_start), ("fetched", i): _z(nd.fetched),
@@ -475,6 +598,9 @@ def ghosts(layout: Layout, pre: Sym, post: dict[Any, Any]) -> dict[Any, Any]:
     return u
 
 
+MERGE = True  # merged_state on (tests compare both)
+MEMO = True
+
 # --- deriving an action -----------------------------------------------------------------------------
 
 
@@ -486,7 +612,6 @@ class Derived:
     seconds: float
     step: Step | None  # None: unsupported
     why: str = ""
-    size: int = 0
     crash: Any = None  # the condition under which the model raises (False: never)
     crash_paths: int = 0
     crashes: tuple[str, ...] = ()  # what the crash paths raise
@@ -507,12 +632,15 @@ def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any) -> 
             return ("crash", type(e).__name__)
         if s is None:
             return None
-        post = post_of(layout, pre, s0, s)
+        try:
+            post = post_of(layout, pre, s0, s)
+        except OutOfLayout:  # a successor kraft_state cannot hold: a crash path, shown unreachable
+            return ("crash", "OutOfLayout")
         post.update(ghosts(layout, pre, post))
         return ("ok", post)
 
     try:
-        with symbolic_model():
+        with symbolic_model(ex if MERGE else None):
             paths = ex.paths(run)
     except Unsupported as e:
         return Derived(action, 0, 0, time.perf_counter() - start, None, str(e))
@@ -534,8 +662,7 @@ def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any) -> 
         merged[k] = v
     post = pre.set(merged)
     crash = z3.Or([pc for pc, _ in crashed]) if crashed else z3.BoolVal(False)
-    size = sum(len(v.sexpr()) for v in merged.values()) + len(guard.sexpr())  # Z3's C printer: z3py's is slow
-    return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, post), size=size,
+    return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, post),
                    crash=crash, crash_paths=len(crashed), crashes=tuple(sorted({w for _, w in crashed})))
 
 

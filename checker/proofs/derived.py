@@ -39,8 +39,31 @@ class DerivedCtx(N.Ctx):
     takes `encoding`)."""
 
     encoding: Any = field(default=None, compare=False, hash=False)
-    derived: dict = field(default_factory=dict, compare=False, hash=False)  # action -> derive.Derived
-    seconds: float = field(default=0.0, compare=False, hash=False)  # derivation time in all
+    derived: dict = field(default_factory=dict, compare=False, hash=False)  # ByAction: action -> derive.Derived
+    spent: list = field(default_factory=lambda: [0.0], compare=False, hash=False)  # derivation seconds in all
+
+    @property
+    def seconds(self) -> float:
+        return self.spent[0]
+
+
+class ByAction(dict):
+    """Action instance -> value, told apart by kind: as tuples FetchTimeout(0) == ElectionTimeout(0)."""
+
+    def __setitem__(self, a: Any, v: Any) -> None:
+        super().__setitem__((type(a), a), v)
+
+    def __getitem__(self, a: Any) -> Any:
+        return super().__getitem__((type(a), a))
+
+    def get(self, a: Any, default: Any = None) -> Any:
+        return super().get((type(a), a), default)
+
+    def __contains__(self, a: Any) -> bool:
+        return super().__contains__((type(a), a))
+
+    def __iter__(self) -> Any:
+        return (a for _, a in super().__iter__())
 
 
 class NotDerived(Exception):
@@ -48,29 +71,43 @@ class NotDerived(Exception):
 
 
 def context(p: Params, variant: str = "kafka-4.1", actions: Sequence[Any] | None = None,
-            progress: Callable[[D.Derived], None] | None = None, model_ctx: Context | None = None) -> DerivedCtx:
-    """Derive every action instance of the configuration (or `actions`) on induction's pre-state.
+            progress: Callable[[D.Derived], None] | None = None, model_ctx: Context | None = None,
+            lazy: bool = False) -> DerivedCtx:
+    """Derive every action instance of the configuration (or `actions`) on induction's pre-state;
+    `lazy`: each when a proof first asks for it (its time added to the context's `seconds`).
     `model_ctx`: the model Context to run (the default: the variant's)."""
     base = N.Ctx.of(p, variant)
     mctx = model_ctx or Context(p, Protocol.of(variant))
     pre = fresh(base.layout, PREFIX)
     dom = D.domain(base.layout, pre)
-    derived: dict[Any, D.Derived] = {}
-    start = time.perf_counter()
-    for a in (N.actions(base) if actions is None else actions):
+    derived = ByAction()
+    spent = [0.0]
+
+    def derive_one(a: Any) -> D.Derived:
         d = D.derive(mctx, base.layout, pre, a, dom)
         derived[a] = d
+        spent[0] += d.seconds
         if progress:
             progress(d)
-    enc = _encoding(derived, pre)
-    return DerivedCtx(base.p, base.proto, base.layout, enc, derived, time.perf_counter() - start)
+        return d
+
+    every = N.actions(base) if actions is None else list(actions)
+    if not lazy:
+        for a in every:
+            derive_one(a)
+    enc = _encoding(derived, pre, derive_one if lazy else None, every)
+    return DerivedCtx(base.p, base.proto, base.layout, enc, derived, spent)
 
 
-def _encoding(derived: dict[Any, D.Derived], pre0: Sym) -> Any:
+def _encoding(derived: ByAction, pre0: Sym, derive_one: Callable[[Any], D.Derived] | None,
+              every: list[Any]) -> Any:
     base = induction._kraft_encoding()  # the hand encoding's layout, Init, formulas and decoding
+    wanted = {(type(a), a) for a in every}
 
     def step(ctx: Any, pre: Sym, a: Any) -> Step:
         d = derived.get(a)
+        if d is None and derive_one is not None and (type(a), a) in wanted:
+            d = derive_one(a)
         if d is None or d.step is None:
             raise NotDerived(f"{a!r}: {'not derived' if d is None else d.why}")
         if all(pre[k] is pre0[k] or pre[k].eq(pre0[k]) for k in pre0.keys()):
@@ -80,16 +117,18 @@ def _encoding(derived: dict[Any, D.Derived], pre0: Sym) -> Any:
                     Sym({k: z3.substitute(v, *pairs) for k, v in d.step.post.f.items()}))
 
     def transition(ctx: Any, pre: Sym, post: Sym, acts: list[Any] | None = None, selector: Any = None) -> Any:
-        acts = list(derived) if acts is None else acts
+        acts = list(every) if acts is None else acts
         return relation([step(ctx, pre, a) for a in acts], pre, post, selector)
 
     return SimpleNamespace(**{**vars(base), "name": "kraft (derived)", "step": step, "transition": transition,
-                              "actions": lambda ctx: list(derived)})
+                              "actions": lambda ctx: list(every)})
 
 
 def not_derived(ctx: DerivedCtx, acts: Sequence[Any]) -> list[str]:
+    """The instances of `acts` that did not derive (a lazy context's not yet derived are not among them)."""
+    lazy = {(type(a), a) for a in ctx.encoding.actions(ctx)}
     return [f"{a!r}: {ctx.derived[a].why if a in ctx.derived else 'not derived'}"
-            for a in acts if a not in ctx.derived or ctx.derived[a].step is None]
+            for a in acts if (a in ctx.derived and ctx.derived[a].step is None) or (a not in ctx.derived and (type(a), a) not in lazy)]
 
 
 def prove(ctx: DerivedCtx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: bool = True,
@@ -103,7 +142,10 @@ def prove(ctx: DerivedCtx, targets: Sequence[str], timeout_s: float = 60.0, symm
     if missing:
         return Outcome(induction.UNKNOWN, induction.conjuncts_for(targets),
                        reason="not derived from the model: " + "; ".join(missing[:3]))
-    out = induction.prove(ctx, targets, timeout_s, symmetric, progress, only)
+    try:
+        out = induction.prove(ctx, targets, timeout_s, symmetric, progress, only)
+    except NotDerived as e:
+        return Outcome(induction.UNKNOWN, induction.conjuncts_for(targets), reason=f"not derived from the model: {e}")
     if out.result != induction.PROVED:
         return out
     pre = fresh(ctx.layout, PREFIX)

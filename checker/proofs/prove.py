@@ -138,8 +138,39 @@ def _encoding_follows(rc: RunConfig) -> dict[str, Any]:
 
 
 def _encoding_text(encoding: dict[str, Any]) -> str:
+    if encoding["how"] == "derived":
+        return (f"derived from the model's Python (sources sha256 {encoding['model_sha256'][:12]}): "
+                f"{encoding['actions']} action instances in {encoding['derivation_seconds']:.1f} s "
+                "(checker/proofs/derive.py); invariants and lemmas written by hand")
     return (f"follows the model (its sources, sha256 {encoding['model_sha256'][:12]}, are those the encoding"
             " was checked against)")
+
+
+def _derived_encoding() -> dict[str, Any]:
+    """The `encoding_check` object of a proof on the derived relation (filled in as it runs)."""
+    from checker.provenance import model_digest
+
+    return {"how": "derived", "model_sha256": model_digest("kraft"), "actions": 0, "derivation_seconds": 0.0,
+            "paths": 0}
+
+
+def _derive_lazily(args: argparse.Namespace, rc: RunConfig, ctx: Any) -> Any:
+    """The KRaft context whose relation is derived from the model's Python, each action instance
+    when the induction first needs it (a progress line per instance)."""
+    from checker.proofs import derived
+
+    def progress(d: Any) -> None:
+        if not args.quiet:
+            what = "derived" if d.step is not None else f"not derived ({d.why})"
+            print(f"kcheck: {what} {d.action!r}: {d.paths} paths ({d.seconds:.2f}s)", file=sys.stderr, flush=True)
+
+    return derived.context(ctx.p, rc.variant, progress=progress, lazy=True)
+
+
+def _derivation_done(ctx: Any, encoding: dict[str, Any]) -> None:
+    ds = [d for d in ctx.derived.values()]
+    encoding.update({"actions": len(ds), "derivation_seconds": round(ctx.seconds, 3),
+                     "paths": sum(d.paths for d in ds)})
 
 
 def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = None) -> str:
@@ -162,7 +193,8 @@ def run(args: argparse.Namespace) -> int:
     from checker.outputs import check_outputs
 
     check_outputs(files=[("--trace-out", args.trace_out)], inputs=[("the config file", args.config_file)])
-    encoding = _encoding_follows(rc)
+    derive = rc.model == "kraft" and not args.bmc  # induction on the relation derived from the model as written
+    encoding = _derived_encoding() if derive else _encoding_follows(rc)
     size_key = _SIZE_KEY[rc.model]
     report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
                               "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets,
@@ -170,7 +202,11 @@ def run(args: argparse.Namespace) -> int:
     if args.bmc:
         text = _run_bmc(args, rc, ctx, model, targets, report)
     else:
+        if derive:
+            ctx = _derive_lazily(args, rc, ctx)
         text = _run_induction(args, ctx, model, targets, report)
+        if derive:
+            _derivation_done(ctx, encoding)
     text = text.replace("voters:     ", f"{size_key + ':':<12}", 1)
     text = text.replace("\n", f"\nmodel source: {model_source().text()}\nencoding:   {_encoding_text(encoding)}\n", 1)
     if args.json:
@@ -192,6 +228,8 @@ def _run_induction(args: argparse.Namespace, ctx: Any, model: Any, targets: list
             print(f"kcheck: {c.what}: {c.answer} ({c.seconds:.2f}s)", file=sys.stderr, flush=True)
 
     t0 = time.monotonic()
+    if getattr(ctx, "derived", None) is not None:
+        from checker.proofs.derived import prove
     with Heartbeat("prove", None if args.quiet else sys.stderr) as heartbeat:  # a query may take minutes
         o = prove(ctx, targets, timeout_s=args.timeout, symmetric=not args.all_actions, progress=progress)
     wall = time.monotonic() - t0

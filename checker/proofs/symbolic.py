@@ -168,6 +168,8 @@ class Explorer:
         self.bound = bound
         self.checks = 0
         self.memos: dict[Any, Any] = {}
+        self.keep: list[Any] = []  # what memo keys' term ids name, kept alive
+        self.depth = 0  # nesting of `explore_merged`: a stand-in that forks only at the top reads it
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """make(), once per key for this exploration."""
@@ -212,8 +214,9 @@ class Explorer:
                 return v
         return options[-1][1]
 
-    def paths(self, run: Callable[[], Any], assume: Any = None) -> list[tuple[Any, Any]]:
-        """Every feasible path of run(): (its condition, its result)."""
+    def paths(self, run: Callable[[], Any], assume: Any = None, keep_assume: bool = True) -> list[tuple[Any, Any]]:
+        """Every feasible path of run(): (its condition, its result). keep_assume=False: the
+        conditions leave `assume` out (they partition the states where it holds)."""
         out = []
         todo: list[list[bool]] = [[]]
         while todo:
@@ -223,9 +226,45 @@ class Explorer:
                 result = run()
             finally:
                 self.frames.pop()
-            out.append((z3.And(f.pc) if f.pc else z3.BoolVal(True), result))
+            pc = f.pc if keep_assume or assume is None else f.pc[1:]
+            out.append((z3.And(pc) if pc else z3.BoolVal(True), result))
             todo += f.pending
         return out
+
+    def explore_merged(self, fn: Callable[..., Any], args: tuple, under_path: bool) -> tuple[list, list]:
+        """fn(*args)'s paths explored on their own, under the current path's condition
+        (`under_path`) or the domain only, and merged: (the crash cases, one (condition, value)
+        per shape of result, the values merged leaf by leaf into If terms)."""
+        def once() -> Any:
+            try:
+                return ("ok", fn(*args))
+            except CRASHES as e:
+                return ("crash", e)
+
+        pc = [t for f in self.frames for t in f.pc] if under_path else []
+        outer, self.frames = self.frames, []
+        self.depth += 1
+        try:
+            paths = self.paths(once, assume=z3.And(pc) if pc else None, keep_assume=False)
+        finally:
+            self.frames = outer
+            self.depth -= 1
+        crash = [(c, r[1]) for c, r in paths if r[0] == "crash"]
+        groups: dict[Any, list[tuple[Any, Any]]] = {}
+        for c, r in paths:
+            if r[0] == "ok":
+                groups.setdefault(shape_of(r[1]), []).append((c, r[1]))
+        options = [(z3.Or([c for c, _ in cases]), merge_values(self, cases)) for cases in groups.values()]
+        return crash, options
+
+    def take(self, crash: list, options: list) -> Any:
+        """The merged result on this path: a fork when some path raised (re-raised here) and one
+        per shape of result."""
+        if crash and self.decide(z3.Or([c for c, _ in crash])):
+            raise crash[0][1]
+        if not options:  # every path raised
+            raise crash[0][1]
+        return self.choose(options) if len(options) > 1 else options[0][1]
 
 
 # --- merging pure functions ----------------------------------------------------------------------
@@ -245,28 +284,41 @@ def _find_explorer(x: Any) -> "Explorer | None":
 def _arg_key(x: Any) -> Any:
     if isinstance(x, (SInt, SBool)):
         return (type(x).__name__, x.t.get_id())
+    if hasattr(x, "merge_key"):
+        return x.merge_key()
     if isinstance(x, (tuple, list)):
         return (type(x).__name__,) + tuple(_arg_key(y) for y in x)
     return x
 
 
-def _shape(v: Any) -> Any:
-    """What two results must share to merge leaf by leaf: types and lengths."""
-    if isinstance(v, SBool) or isinstance(v, bool):
+def shape_of(v: Any) -> Any:
+    """What results must share to merge leaf by leaf: types and lengths (concrete ints and
+    bools merge with symbolic ones); a stand-in object says its own (`merge_shape`); any other
+    object only with itself."""
+    if isinstance(v, (SBool, bool)):
         return "b"
-    if isinstance(v, SInt) or isinstance(v, int):
+    if isinstance(v, (SInt, int)):
         return "i"
-    if isinstance(v, tuple):
-        return (type(v),) + tuple(_shape(y) for y in v)
+    if hasattr(v, "merge_shape"):
+        return v.merge_shape()
+    if type(v) is tuple or (isinstance(v, tuple) and hasattr(v, "_fields")):
+        return (type(v),) + tuple(shape_of(y) for y in v)
     return ("other", id(v))
 
 
-def _merge_values(ex: "Explorer", cases: list[tuple[Any, Any]]) -> Any:
-    """If(c1, v1, If(c2, v2, ...)) leaf by leaf, for results of one shape."""
+def merge_values(ex: "Explorer", cases: list[tuple[Any, Any]]) -> Any:
+    """If(c1, v1, If(c2, v2, ...)) leaf by leaf, for results of one shape (`shape_of`); a leaf
+    the same in every case is kept as it is."""
     v0 = cases[-1][1]
+    if all(v is v0 for _, v in cases):
+        return v0
+    if hasattr(v0, "merge_shape"):
+        return type(v0).merge_cases(ex, cases)
     if isinstance(v0, tuple):
-        parts = [_merge_values(ex, [(c, v[k]) for c, v in cases]) for k in range(len(v0))]
-        return type(v0)(*parts) if hasattr(v0, "_fields") else tuple(parts)
+        parts = [merge_values(ex, [(c, v[k]) for c, v in cases]) for k in range(len(v0))]
+        return tuple.__new__(type(v0), parts) if hasattr(v0, "_fields") else tuple(parts)
+    if not isinstance(v0, (SInt, SBool)) and all(type(v) is type(v0) and v == v0 for _, v in cases):
+        return v0
     t = _z(v0)
     for c, v in reversed(cases[:-1]):
         w = _z(v)
@@ -277,39 +329,17 @@ def _merge_values(ex: "Explorer", cases: list[tuple[Any, Any]]) -> Any:
 
 def merged(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A pure decision function (model/kraft/rules.py) on symbolic arguments: its paths are
-    explored on their own, once per distinct arguments, and its results merged into If terms
-    (one fork per shape of result, and one when some path raises), so its branches do not
-    multiply the action's paths."""
+    explored on their own, once per distinct arguments (under the domain only, so the result
+    holds on every path), and its results merged into If terms (one fork per shape of result,
+    and one when some path raises), so its branches do not multiply the action's paths."""
 
     def run(*args: Any) -> Any:
         ex = _find_explorer(args)
         if ex is None:
             return fn(*args)
-
-        def explore() -> Any:
-            def once() -> Any:
-                try:
-                    return ("ok", fn(*args))
-                except CRASHES as e:
-                    return ("crash", e)
-
-            outer, ex.frames = ex.frames, []
-            try:
-                paths = ex.paths(once)
-            finally:
-                ex.frames = outer
-            crash = [(pc, r[1]) for pc, r in paths if r[0] == "crash"]
-            groups: dict[Any, list[tuple[Any, Any]]] = {}
-            for pc, r in paths:
-                if r[0] == "ok":
-                    groups.setdefault(_shape(r[1]), []).append((pc, r[1]))
-            options = [(z3.Or([pc for pc, _ in cases]), _merge_values(ex, cases)) for cases in groups.values()]
-            return crash, options
-
-        crash, options = ex.memo(("merged", fn.__name__, _arg_key(args)), explore)
-        if crash and ex.decide(z3.Or([pc for pc, _ in crash])):
-            raise crash[0][1]
-        return ex.choose(options) if len(options) > 1 else options[0][1]
+        crash, options = ex.memo(("merged", fn.__name__, _arg_key(args)),
+                                 lambda: ex.explore_merged(fn, args, under_path=False))
+        return ex.take(crash, options)
 
     run.__name__ = fn.__name__
     return run
