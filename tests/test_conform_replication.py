@@ -443,7 +443,9 @@ def test_a_model_controller_refusing_an_election_kafka_makes_is_found(jvm: None,
 
     def wrong(reg: Any, brokers: Any, election: str, **kw: Any) -> Any:
         error, change = real_rule(reg, brokers, election, **kw)  # its other errors stay the real controller's
-        return (rules.ELECTION_NOT_NEEDED, None) if election == rules.UNCLEAN and error == rules.NONE else (error, change)
+        if election == rules.UNCLEAN and error == rules.NONE:
+            return rules.ELECTION_NOT_NEEDED, None
+        return error, change
 
     monkeypatch.setattr(rules, "elect_leader_request", wrong)
     report = _negative_walks(("last-known-leader", "zombie-leader", "one-crash"), walks=200, seed=3)
