@@ -490,6 +490,44 @@ def test_a_forged_request_refused_with_another_error_is_found(classpath, monkeyp
     assert "the real code answered NOT_LEADER_OR_FOLLOWER, the model" in d.reason, d.reason
 
 
+def test_a_begin_quorum_epoch_from_a_second_leader_of_the_epoch_throws(classpath, monkeypatch):
+    """Not a --negative case (docs/conform.md): a BeginQuorumEpoch of the receiver's epoch from a node
+    that is not the leader it knows is no refusal. KafkaRaftClient.maybeTransition's hasConsistentLeader
+    throws IllegalStateException from poll, changing nothing the comparison shows (the model restarts
+    the node, client.inconsistent_leader); offered in every state with a known leader, every one throws
+    and the walks' own steps still agree."""
+    from collections import Counter
+
+    from checker.conform import engine, kraft
+    from model.kraft.state import BQE_REQUEST
+
+    seen: Counter = Counter()
+
+    def second_leaders(self, state):
+        return {"BeginQuorumEpochRequest from a second leader": [
+            kraft.ForgedRequest("BeginQuorumEpochRequest", i, j, n.epoch)
+            for j, n in enumerate(state.nodes) if n.leader >= 0 and not n.observer
+            and not (self.nodes[j].stalled() or self.nodes[j].resign_requested())
+            for i in range(len(state.nodes)) if i not in (j, n.leader) and not kraft.in_flight(state, BQE_REQUEST, i, j)]}
+
+    def offer(self, state, f):
+        before = self.observe()
+        try:
+            self._offer_forged(state, f)
+        except self.jpype.JException as e:
+            seen[str(e.getClass().getSimpleName())] += 1
+            assert "inconsistent with current leader" in str(e.getMessage()), e
+        assert not engine.compare(before, self.observe())
+        return "IllegalStateException"
+
+    monkeypatch.setattr(kraft.KraftAdapter, "refused_offers", second_leaders)
+    monkeypatch.setattr(kraft.KraftAdapter, "offer", offer)
+    report = _run(("elections", "three-epochs"), walks=20, depth=30, seed=5, negative=True)
+    assert report.first is None, report.first.difference.line()
+    offered = report.negative["BeginQuorumEpochRequest from a second leader"]["offered"]
+    assert offered > 50 and seen == Counter({"IllegalStateException": offered}), (offered, seen)
+
+
 def test_a_model_that_refuses_what_the_code_accepts_is_found(classpath, monkeypatch):
     """A model whose leader refuses every RemoveVoter (its guard too strict) never drives one, so the
     walks alone agree; offered, the real leader takes it: an ACCEPTED finding at that state."""
