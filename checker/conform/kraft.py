@@ -636,7 +636,7 @@ class KraftAdapter:
                 .setLastFetchedEpoch(last_epoch).setFetchOffset(end).setReplicaDirectoryId(src.directory))
         topic = J(D + "$FetchTopic")().setTopicId(src.log.topicId())
         topic.partitions().add(part)
-        data = J(D)().setMaxBytes(8 * 1024 * 1024).setMaxWaitMs(0).setClusterId(CLUSTER_ID)
+        data = J(D)().setMaxBytes(self.krc.MAX_FETCH_SIZE_BYTES).setMaxWaitMs(0).setClusterId(CLUSTER_ID)
         data.topics().add(topic)
         return data.setReplicaState(J(D + "$ReplicaState")().setReplicaId(f.src))
 
@@ -1007,8 +1007,24 @@ def _any_sender(state: KraftState, i: int, j: int, epoch: int) -> bool:
     return True
 
 
-def _below(n: Any, top: int) -> int | None:
+def _stale_epoch(n: Any, top: int) -> int | None:
+    """One below the receiver's epoch (none in epoch 0)."""
     return n.epoch - 1 if n.epoch >= 1 else None
+
+
+def _own_epoch(n: Any, top: int) -> int | None:
+    """The receiver's epoch."""
+    return n.epoch
+
+
+def _future_epoch(n: Any, top: int) -> int | None:
+    """One above every node's epoch."""
+    return top + 1
+
+
+def _own_epoch_at_a_non_leader(n: Any, top: int) -> int | None:
+    """The receiver's epoch, where the receiver does not lead it."""
+    return n.epoch if n.role != LEADER else None
 
 
 # The forged requests offered (refused_offers), by case: (kind, the epoch it carries from the receiver
@@ -1020,13 +1036,12 @@ def _below(n: Any, top: int) -> int | None:
 # validateLeaderOnlyRequest: FENCED_LEADER_EPOCH below, UNKNOWN_LEADER_EPOCH above the receiver's
 # epoch, NOT_LEADER_OR_FOLLOWER at a non-leader).
 FORGED: dict[str, tuple[int, Any, Any]] = {
-    "VoteRequest with a stale epoch": (VOTE_REQUEST, _below, _any_sender),
-    "VoteRequest from a non-candidate": (VOTE_REQUEST, lambda n, top: n.epoch, _not_candidate_of),
-    "BeginQuorumEpochRequest with a stale epoch": (BQE_REQUEST, _below, _any_sender),
-    "FetchRequest with a stale epoch": (FETCH_REQUEST, _below, _any_sender),
-    "FetchRequest with a future epoch": (FETCH_REQUEST, lambda n, top: top + 1, _any_sender),
-    "FetchRequest at a non-leader": (FETCH_REQUEST, lambda n, top: n.epoch if n.role != LEADER else None,
-                                     _any_sender),
+    "VoteRequest with a stale epoch": (VOTE_REQUEST, _stale_epoch, _any_sender),
+    "VoteRequest from a non-candidate": (VOTE_REQUEST, _own_epoch, _not_candidate_of),
+    "BeginQuorumEpochRequest with a stale epoch": (BQE_REQUEST, _stale_epoch, _any_sender),
+    "FetchRequest with a stale epoch": (FETCH_REQUEST, _stale_epoch, _any_sender),
+    "FetchRequest with a future epoch": (FETCH_REQUEST, _future_epoch, _any_sender),
+    "FetchRequest at a non-leader": (FETCH_REQUEST, _own_epoch_at_a_non_leader, _any_sender),
 }
 
 
