@@ -580,24 +580,25 @@ class KraftAdapter:
         other node with no RPC of that kind to j in flight, that the model answers with an error or a
         vote not granted and without a change of any node."""
         top = max(n.epoch for n in state.nodes)
-        for label, (kind, epoch_of, sender_ok) in FORGED.items():
+        for label, (kind, epoch_of, sender_ok, pre_vote) in FORGED.items():
             epoch = epoch_of(state.nodes[j], top)
-            if epoch is None or epoch < 0:
+            if epoch is None or epoch < 0 or (pre_vote and not (self.pre_vote and self.model.ctx.proto.pre_vote)):
                 continue
             for i in range(len(state.nodes)):
                 if i == j or in_flight(state, kind, i, j) or not sender_ok(state, i, j, epoch):
                     continue
-                if self._model_refusal(state, ForgedRequest(MESSAGE_NAMES[kind], i, j, epoch)) is not None:
-                    out.setdefault(label, []).append(ForgedRequest(MESSAGE_NAMES[kind], i, j, epoch))
+                forged = ForgedRequest(MESSAGE_NAMES[kind], i, j, epoch, pre_vote)
+                if self._model_refusal(state, forged) is not None:
+                    out.setdefault(label, []).append(forged)
 
     @staticmethod
     def _forged_message(state: KraftState, f: "ForgedRequest") -> Any:
         """The model's message for a forged request, built from its sender's log as its client builds
-        one (a standard vote; a Fetch from the sender's log end), awaited by its sender (live)."""
+        one (a vote or pre-vote, a Fetch from the sender's log end), awaited by its sender (live)."""
         n, kind = state.nodes[f.src], A.MESSAGE_KIND[f.message]
         end = rules_end_offset(n.log)
         if kind == VOTE_REQUEST:
-            return VoteRequest(VOTE_REQUEST, f.src, f.dst, True, f.epoch, end.epoch, end.offset, False)
+            return VoteRequest(VOTE_REQUEST, f.src, f.dst, True, f.epoch, end.epoch, end.offset, f.pre_vote)
         if kind == BQE_REQUEST:
             return BeginQuorumEpochRequest(BQE_REQUEST, f.src, f.dst, True, f.epoch)
         return FetchRequest(FETCH_REQUEST, f.src, f.dst, True, f.epoch, end.offset, end.epoch, n.observer)
@@ -627,7 +628,7 @@ class KraftAdapter:
         last_epoch, end = int(src.log.lastFetchedEpoch()), int(src.log.endOffset().offset())
         if kind == VOTE_REQUEST:
             return RaftUtil.singletonVoteRequest(tp, CLUSTER_ID, f.epoch, key.of(f.src, src.directory),
-                                                 key.of(f.dst, dst.directory), last_epoch, end, False)
+                                                 key.of(f.dst, dst.directory), last_epoch, end, f.pre_vote)
         if kind == BQE_REQUEST:
             return RaftUtil.singletonBeginQuorumEpochRequest(tp, CLUSTER_ID, f.epoch, f.src, src.endpoints(),
                                                              key.of(f.dst, dst.directory))
@@ -988,12 +989,14 @@ def java_list(adapter: KraftAdapter, items: list[str]) -> Any:
 
 class ForgedRequest(NamedTuple):
     """A negative conformance offer: a request (`message`: VoteRequest, BeginQuorumEpochRequest,
-    FetchRequest) from `src` to `dst` carrying `epoch`, which src never sent (FORGED's cases)."""
+    FetchRequest) from `src` to `dst` carrying `epoch`, which src never sent (FORGED's cases); a
+    VoteRequest is a pre-vote (KIP-996) with `pre_vote`."""
 
     message: str
     src: int
     dst: int
     epoch: int
+    pre_vote: bool = False
 
 
 def _not_candidate_of(state: KraftState, i: int, j: int, epoch: int) -> bool:
@@ -1001,6 +1004,13 @@ def _not_candidate_of(state: KraftState, i: int, j: int, epoch: int) -> bool:
     voter of its directory (an observer's INVALID_VOTER_KEY is a check of its own)."""
     n = state.nodes[i]
     return not (n.role == CANDIDATE and n.epoch == epoch) and not state.nodes[j].observer
+
+
+def _not_prospective_of(state: KraftState, i: int, j: int, epoch: int) -> bool:
+    """Node i is not a Prospective of `epoch` (which alone sends a pre-vote in it), and j is a voter of
+    its directory."""
+    n = state.nodes[i]
+    return not (n.role == PROSPECTIVE and n.epoch == epoch) and not state.nodes[j].observer
 
 
 def _any_sender(state: KraftState, i: int, j: int, epoch: int) -> bool:
@@ -1028,20 +1038,23 @@ def _own_epoch_at_a_non_leader(n: Any, top: int) -> int | None:
 
 
 # The forged requests offered (refused_offers), by case: (kind, the epoch it carries from the receiver
-# and the highest epoch of any node, which senders). Each is offered only where the model refuses it.
-# The real code's checks: KafkaRaftClient.handleVoteRequest (INVALID_REQUEST for a last epoch not below
-# the request's, then validateVoterOnlyRequest: FENCED_LEADER_EPOCH below the receiver's epoch, then
-# EpochState.canGrantVote), handleBeginQuorumEpochRequest (validateVoterOnlyRequest), handleFetchRequest
-# (INVALID_REQUEST for a last fetched epoch above the request's, then tryCompleteFetchRequest's
-# validateLeaderOnlyRequest: FENCED_LEADER_EPOCH below, UNKNOWN_LEADER_EPOCH above the receiver's
-# epoch, NOT_LEADER_OR_FOLLOWER at a non-leader).
-FORGED: dict[str, tuple[int, Any, Any]] = {
-    "VoteRequest with a stale epoch": (VOTE_REQUEST, _stale_epoch, _any_sender),
-    "VoteRequest from a non-candidate": (VOTE_REQUEST, _own_epoch, _not_candidate_of),
-    "BeginQuorumEpochRequest with a stale epoch": (BQE_REQUEST, _stale_epoch, _any_sender),
-    "FetchRequest with a stale epoch": (FETCH_REQUEST, _stale_epoch, _any_sender),
-    "FetchRequest with a future epoch": (FETCH_REQUEST, _future_epoch, _any_sender),
-    "FetchRequest at a non-leader": (FETCH_REQUEST, _own_epoch_at_a_non_leader, _any_sender),
+# and the highest epoch of any node, which senders, a pre-vote). Each is offered only where the model
+# refuses it; the pre-votes only where the model and the jars have KIP-996's pre-vote. The real code's
+# checks: KafkaRaftClient.handleVoteRequest (INVALID_REQUEST for a last epoch not below the request's, or
+# above it for a pre-vote, then validateVoterOnlyRequest: FENCED_LEADER_EPOCH below the receiver's epoch,
+# then EpochState.canGrantVote), handleBeginQuorumEpochRequest (validateVoterOnlyRequest),
+# handleFetchRequest (INVALID_REQUEST for a last fetched epoch above the request's, then
+# tryCompleteFetchRequest's validateLeaderOnlyRequest: FENCED_LEADER_EPOCH below, UNKNOWN_LEADER_EPOCH above
+# the receiver's epoch, NOT_LEADER_OR_FOLLOWER at a non-leader).
+FORGED: dict[str, tuple[int, Any, Any, bool]] = {
+    "VoteRequest with a stale epoch": (VOTE_REQUEST, _stale_epoch, _any_sender, False),
+    "VoteRequest from a non-candidate": (VOTE_REQUEST, _own_epoch, _not_candidate_of, False),
+    "VoteRequest (pre-vote) with a stale epoch": (VOTE_REQUEST, _stale_epoch, _any_sender, True),
+    "VoteRequest (pre-vote) from a non-prospective": (VOTE_REQUEST, _own_epoch, _not_prospective_of, True),
+    "BeginQuorumEpochRequest with a stale epoch": (BQE_REQUEST, _stale_epoch, _any_sender, False),
+    "FetchRequest with a stale epoch": (FETCH_REQUEST, _stale_epoch, _any_sender, False),
+    "FetchRequest with a future epoch": (FETCH_REQUEST, _future_epoch, _any_sender, False),
+    "FetchRequest at a non-leader": (FETCH_REQUEST, _own_epoch_at_a_non_leader, _any_sender, False),
 }
 
 
