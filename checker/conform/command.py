@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              " entered least (walk w then depends on the walks before it)")
     parser.add_argument("--negative", action="store_true",
                         help="negative conformance: in every state a walk reaches, also offer the real code one"
-                             " action the model refuses there (it must refuse it too); counts per action kind")
+                             " action the model refuses there (it must refuse it too); counts per case and action kind")
     parser.add_argument("--traces", nargs="+", metavar="TRACE", default=[],
                         help="also drive the real code along these ITF traces (e.g. traces/kraft/*.itf.json)")
     parser.add_argument("--simulate", type=nonnegative_int, default=0, metavar="N",
