@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from checker.config import ConfigError, load_config
-from model.kraft.rules import VOTERS_BASE
+from model.kraft.rules import FOLLOWER, LEADER, VOTERS_BASE
 
 pytestmark = pytest.mark.xdist_group("jvm")
 
@@ -419,18 +419,116 @@ def test_what_the_model_refuses_the_real_code_refuses(classpath):
                                                                  "answered INVALID_REQUEST"}
 
 
-def test_a_vote_request_of_the_receivers_epoch_offered_as_stale_is_taken(classpath, monkeypatch):
-    """The offer's check can fail: forged with the receiver's own epoch instead of one below it, the
-    Vote request is one the real voter grants (its vote is recorded): an ACCEPTED finding."""
+FORGED_PRESETS = ("elections", "three-epochs", LOSSES)
+
+
+def test_forged_requests_the_model_refuses_the_real_nodes_refuse(classpath):
+    """--negative's forged requests (kraft.FORGED: Vote, BeginQuorumEpoch and Fetch requests no node
+    sent, with a stale or future epoch, at a non-leader, from a node that is not the epoch's Candidate):
+    each case is offered on these seeded walks, and every offer is refused with the model's own answer."""
+    from checker.conform.engine import negative_by_kind
+    from checker.conform.kraft import FORGED
+
+    report = _run(FORGED_PRESETS, walks=40, depth=30, seed=5, negative=True)
+    assert report.first is None, report.first.difference.line()
+    standard = [case for case, (_, _, _, pre_vote) in FORGED.items() if not pre_vote]  # pre-votes: these jars lack them
+    assert not any("pre-vote" in case for case in report.negative)
+    for case in standard:
+        tally = report.negative.get(case)
+        assert tally and tally["offered"] == tally["refused"] > 0, (case, tally)
+    answers = {case: {a.split(",")[0] for a in report.negative[case]["answers"]} for case in standard}
+    assert answers["FetchRequest with a future epoch"] == {"answered UNKNOWN_LEADER_EPOCH"}
+    assert "answered NOT_LEADER_OR_FOLLOWER" in answers["FetchRequest at a non-leader"]
+    assert "answered FENCED_LEADER_EPOCH" in answers["BeginQuorumEpochRequest with a stale epoch"]
+    granted = {a.split(", ")[1] for a in report.negative["VoteRequest from a non-candidate"]["answers"]}
+    assert granted == {"granted 0"}
+    kinds = negative_by_kind(report.negative)
+    assert {"VoteRequest", "BeginQuorumEpochRequest", "FetchRequest", "ClientAppend"} <= set(kinds)
+    assert kinds["FetchRequest"]["cases"] == 3
+    assert kinds["FetchRequest"]["offered"] == sum(report.negative[c]["offered"] for c in standard
+                                                   if c.startswith("FetchRequest"))
+
+
+def _forge_with_the_receivers_epoch(monkeypatch, cases):
+    """The real node is offered each forged Fetch with the receiver's own epoch instead of the case's
+    (a test double of a node that takes what it is sent): only `cases` are offered."""
     from checker.conform import kraft
 
-    forge = kraft.KraftAdapter._offer_stale_vote
-    monkeypatch.setattr(kraft.KraftAdapter, "_offer_stale_vote",
-                        lambda self, a: forge(self, a._replace(epoch=a.epoch + 1)))
-    report = _run(("elections", "three-epochs"), walks=60, depth=30, seed=5, negative=True)
+    build = kraft.KraftAdapter._forged_data
+    monkeypatch.setattr(kraft, "FORGED", cases)
+    monkeypatch.setattr(kraft.KraftAdapter, "_forged_data", lambda self, f: build(
+        self, f._replace(epoch=int(self.nodes[f.dst].quorum().epoch()))))
+
+
+def test_a_real_leader_that_takes_a_forged_fetch_is_found(classpath, monkeypatch):
+    """The offer's check can fail: a Fetch offered as one of a future epoch but sent with the leader's own
+    epoch is one the real leader serves (NONE): an ACCEPTED finding, with the walk cut there."""
+    from checker.conform import kraft
+    from model.kraft.state import FETCH_REQUEST
+
+    future_at_leader = (FETCH_REQUEST, lambda n, top: top + 1 if n.role == LEADER else None, kraft._any_sender, False)
+    _forge_with_the_receivers_epoch(monkeypatch, {"FetchRequest with a future epoch": future_at_leader})
+    report = _run(FORGED_PRESETS, walks=40, depth=30, seed=5, negative=True)
     assert report.first is not None
     d = report.first.difference
-    assert d.kind == "accepted" and d.action.startswith("offering StaleVoteRequest("), d
+    assert d.kind == "accepted" and d.action.startswith("offering ForgedRequest(message='FetchRequest'"), d
+    assert "which the model refuses here" in d.reason
+
+
+def test_a_forged_request_refused_with_another_error_is_found(classpath, monkeypatch):
+    """Offers are compared as enabled steps are: a stale-epoch Fetch sent with the receiver's own epoch
+    is refused at a non-leader with NOT_LEADER_OR_FOLLOWER, where the model answers the stale one
+    FENCED_LEADER_EPOCH (or INVALID_REQUEST): a DIFFERS finding naming both answers."""
+    from checker.conform import kraft
+    from model.kraft.state import FETCH_REQUEST
+
+    stale_at_follower = (FETCH_REQUEST, lambda n, top: n.epoch - 1 if n.role == FOLLOWER and n.epoch else None,
+                         kraft._any_sender, False)
+    _forge_with_the_receivers_epoch(monkeypatch, {"FetchRequest with a stale epoch": stale_at_follower})
+    report = _run(FORGED_PRESETS, walks=40, depth=30, seed=5, negative=True)
+    assert report.first is not None
+    d = report.first.difference
+    assert d.kind == "differs" and d.action.startswith("offering ForgedRequest(message='FetchRequest'"), d
+    assert "the real code answered NOT_LEADER_OR_FOLLOWER, the model" in d.reason, d.reason
+
+
+def test_a_begin_quorum_epoch_from_a_second_leader_of_the_epoch_throws(classpath, monkeypatch):
+    """Not a --negative case (docs/conform.md): a BeginQuorumEpoch of the receiver's epoch from a node
+    that is not the leader it knows is no refusal. KafkaRaftClient.maybeTransition's hasConsistentLeader
+    throws IllegalStateException from poll, changing nothing the comparison shows (the model restarts
+    the node, client.inconsistent_leader); offered in every state with a known leader, every one throws
+    and the walks' own steps still agree."""
+    from collections import Counter
+
+    from checker.conform import engine, kraft
+    from model.kraft.state import BQE_REQUEST
+
+    seen: Counter = Counter()
+
+    def second_leaders(self, state):
+        return {"BeginQuorumEpochRequest from a second leader": [
+            kraft.ForgedRequest("BeginQuorumEpochRequest", i, j, n.epoch)
+            for j, n in enumerate(state.nodes) if n.leader >= 0 and not n.observer
+            and not (self.nodes[j].stalled() or self.nodes[j].resign_requested())
+            for i in range(len(state.nodes))
+            if i not in (j, n.leader) and not kraft.in_flight(state, BQE_REQUEST, i, j)]}
+
+    def offer(self, state, f):
+        before = self.observe()
+        try:
+            self._offer_forged(state, f)
+        except self.jpype.JException as e:
+            seen[str(e.getClass().getSimpleName())] += 1
+            assert "inconsistent with current leader" in str(e.getMessage()), e
+        assert not engine.compare(before, self.observe())
+        return "IllegalStateException"
+
+    monkeypatch.setattr(kraft.KraftAdapter, "refused_offers", second_leaders)
+    monkeypatch.setattr(kraft.KraftAdapter, "offer", offer)
+    report = _run(("elections", "three-epochs"), walks=20, depth=30, seed=5, negative=True)
+    assert report.first is None, report.first.difference.line()
+    offered = report.negative["BeginQuorumEpochRequest from a second leader"]["offered"]
+    assert offered > 50 and seen == Counter({"IllegalStateException": offered}), (offered, seen)
 
 
 def test_a_model_that_refuses_what_the_code_accepts_is_found(classpath, monkeypatch):

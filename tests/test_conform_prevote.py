@@ -52,6 +52,23 @@ def test_swarm_walks_of_kafka_4_1_agree_with_the_pre_vote_code(kafka_prevote_cla
     assert any("pull request" in k for k in report["abstractions"])
 
 
+def test_forged_requests_and_pre_votes_the_model_refuses_the_pre_vote_code_refuses(kafka_prevote_classpath):
+    """--negative on the pre-vote jars: every forged request case (kraft.FORGED), the pre-votes (KIP-996)
+    among them, is offered on these seeded walks and refused with the model's own answer."""
+    from checker.conform.kraft import FORGED
+
+    code, report = _conform(kafka_prevote_classpath, "--preset", "elections", "--preset", "three-epochs",
+                            "--walks", "40", "--depth", "30", "--swarm", "--seed", "5", "--negative")
+    assert code == 0, report["difference"]
+    negative = report["negative"]
+    for case in FORGED:
+        assert negative.get(case) and negative[case]["offered"] == negative[case]["refused"] > 0, (case, negative)
+    pre_votes = {a for case in FORGED if "pre-vote" in case for a in negative[case]["answers"]}
+    assert pre_votes and all(a.endswith("granted 0") for a in pre_votes), pre_votes
+    by_kind = report["negative_by_kind"]["VoteRequest"]
+    assert by_kind["cases"] == 4 and by_kind["offered"] == by_kind["refused"]
+
+
 def test_simulations_of_the_pre_vote_nodes_are_behaviours_of_kafka_4_1(kafka_prevote_classpath, tmp_path):
     code, report = _conform(kafka_prevote_classpath, "--walks", "0", "--simulate", "25", "--depth", "30",
                             "--seed", "4", "--simulate-out", str(tmp_path))

@@ -434,7 +434,7 @@ def test_what_the_model_controller_refuses_the_real_controller_refuses(jvm: None
 
 def test_a_model_controller_refusing_an_election_kafka_makes_is_found(jvm: None,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A model whose controller answers every UNCLEAN election ELECTION_NOT_NEEDED never takes one,
+    """A model whose controller answers every UNCLEAN election it would make ELECTION_NOT_NEEDED never takes one,
     so its walks agree; offered where a leaderless partition has a live replica, the real controller
     elects it: an ACCEPTED finding."""
     from model.replication import controller as rules
@@ -442,7 +442,10 @@ def test_a_model_controller_refusing_an_election_kafka_makes_is_found(jvm: None,
     real_rule = rules.elect_leader_request
 
     def wrong(reg: Any, brokers: Any, election: str, **kw: Any) -> Any:
-        return (rules.ELECTION_NOT_NEEDED, None) if election == rules.UNCLEAN else real_rule(reg, brokers, election, **kw)
+        error, change = real_rule(reg, brokers, election, **kw)  # its other errors stay the real controller's
+        if election == rules.UNCLEAN and error == rules.NONE:
+            return rules.ELECTION_NOT_NEEDED, None
+        return error, change
 
     monkeypatch.setattr(rules, "elect_leader_request", wrong)
     report = _negative_walks(("last-known-leader", "zombie-leader", "one-crash"), walks=200, seed=3)
@@ -450,6 +453,85 @@ def test_a_model_controller_refusing_an_election_kafka_makes_is_found(jvm: None,
     d = report.first.difference
     assert d.kind == "accepted" and d.action == "offering ElectLeaders(election='UNCLEAN')", d
     assert "partition.leader" in d.keys
+
+
+FORGED_PRESETS = ("default", "one-crash", "zombie-leader", "last-known-leader")
+
+
+def test_forged_alter_partitions_the_model_refuses_the_real_controller_refuses(jvm: None) -> None:
+    """--negative's forged AlterPartition requests (replication.FORGED_ALTER_PARTITION: a stale or future
+    leader or partition epoch, a stale broker epoch, from a broker that is not the leader, an ISR without
+    the leader, RECOVERING asked): each case is offered on these seeded walks and refused with the model's
+    own error, nothing written."""
+    from checker.conform.engine import negative_by_kind
+    from checker.conform.replication import FORGED_ALTER_PARTITION
+
+    report = _negative_walks(FORGED_PRESETS, walks=40, seed=3)
+    assert report.first is None, report.first.difference.line()
+    expected = {"AlterPartition with a future leader epoch": {"NOT_CONTROLLER"},
+                "AlterPartition with a future partition epoch": {"NOT_CONTROLLER"},
+                "AlterPartition with a stale leader epoch": {"FENCED_LEADER_EPOCH"},
+                "AlterPartition with a stale partition epoch": {"INVALID_UPDATE_VERSION"},
+                "AlterPartition with a stale broker epoch": {"STALE_BROKER_EPOCH"},
+                "AlterPartition from a non-leader": {"INVALID_REQUEST"},
+                "AlterPartition with an ISR without the leader": {"INVALID_REQUEST"},
+                "AlterPartition asking RECOVERING": {"INVALID_REQUEST"}}
+    assert set(expected) == set(FORGED_ALTER_PARTITION)
+    for case, errors in expected.items():
+        tally = report.negative.get(case)
+        assert tally and tally["offered"] == tally["refused"] > 0, (case, tally)
+        real = {a.removeprefix("answered ").split(" (model: ")[0] for a in tally["answers"]}
+        assert real == errors, (case, tally["answers"])
+    kinds = negative_by_kind(report.negative)
+    assert kinds["AlterPartition"]["cases"] == len(expected)
+    assert kinds["AlterPartition"]["offered"] == kinds["AlterPartition"]["refused"]
+
+
+def test_a_real_controller_that_takes_a_forged_alter_partition_is_found(jvm: None,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The offer's check can fail: an AlterPartition offered as one of a stale leader epoch but sent with
+    the registration's own epoch is one the real controller takes (NONE): an ACCEPTED finding."""
+    from checker.conform import replication
+
+    stale = "AlterPartition with a stale leader epoch"
+    monkeypatch.setattr(replication, "FORGED_ALTER_PARTITION", {stale: replication.FORGED_ALTER_PARTITION[stale]})
+    offer = replication.ReplicationAdapter.offer
+
+    def current_epoch(self: Any, state: Any, action: Any) -> Any:
+        if isinstance(action, replication.ForgedAlterPartition):
+            epoch = state.controller.partition.leader_epoch
+            action = action._replace(request=action.request._replace(leader_epoch=epoch))
+        return offer(self, state, action)
+
+    monkeypatch.setattr(replication.ReplicationAdapter, "offer", current_epoch)
+    report = _negative_walks(FORGED_PRESETS, walks=40, seed=3)
+    assert report.first is not None
+    d = report.first.difference
+    assert d.kind == "accepted" and d.action.startswith("offering ForgedAlterPartition(request="), d
+
+
+def test_a_forged_alter_partition_refused_with_another_error_is_found(jvm: None,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offers are compared as enabled steps are: a model whose controller answered a future leader epoch
+    FENCED_LEADER_EPOCH (not NOT_CONTROLLER) is told the real controller's other error (DIFFERS)."""
+    from checker.conform import replication
+    from model.replication import controller as rules
+
+    future = "AlterPartition with a future leader epoch"
+    monkeypatch.setattr(replication, "FORGED_ALTER_PARTITION", {future: replication.FORGED_ALTER_PARTITION[future]})
+    real_rule = rules.validate_alter_partition
+
+    def wrong(reg: Any, brokers: Any, **kw: Any) -> str:
+        error = real_rule(reg, brokers, **kw)
+        return rules.FENCED_LEADER_EPOCH if kw["leader_epoch"] > reg.leader_epoch and error == rules.NOT_CONTROLLER \
+            else error
+
+    monkeypatch.setattr(rules, "validate_alter_partition", wrong)
+    report = _negative_walks(FORGED_PRESETS, walks=40, seed=3)
+    assert report.first is not None
+    d = report.first.difference
+    assert d.kind == "differs" and d.action.startswith("offering ForgedAlterPartition(request="), d
+    assert "the real code answered NOT_CONTROLLER, the model FENCED_LEADER_EPOCH" in d.reason, d.reason
 
 
 def test_steered_walks_agree_and_repeat_per_seed(jvm: None, capsys: pytest.CaptureFixture[str]) -> None:

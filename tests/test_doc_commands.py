@@ -79,8 +79,9 @@ def test_command_is_valid(page: str, command: str, tmp_path: Path) -> None:
             load_config(model=args.model, variant="kafka-4.1", preset=preset)
         return
     if args.command == "conform":  # presets repeatable; the variant defaults to what the jars represent
+        default = "no-pre-vote" if args.model == "kraft" else None  # replication: its model's default
         for preset in args.preset or ["default"]:
-            load_config(model=args.model, variant=args.variant or "no-pre-vote", preset=preset,
+            load_config(model=args.model, variant=args.variant or default, preset=preset,
                         overrides=args.overrides)
         return
     config = getattr(args, "config_file", None)

@@ -19,6 +19,16 @@ EXCEPTION = "exception"  # the real code (or the adapter calling it) threw: a fi
 ACCEPTED = "accepted"    # negative conformance: the real code took a step the model refuses
 
 
+class OtherRefusal(Exception):
+    """Negative conformance: the real code refused an offer, but with another answer than the model's
+    (an adapter that knows the model's answer compares it, as it does for an enabled step's). The
+    engine reports it as DIFFERS; `real` and `model` are the two answers."""
+
+    def __init__(self, real: str, model: str) -> None:
+        super().__init__(f"the real code answered {real}, the model {model}")
+        self.real, self.model = real, model
+
+
 @runtime_checkable
 class Adapter(Protocol):
     """One model's map to the real code (see the module docstring)."""

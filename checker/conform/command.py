@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              " entered least (walk w then depends on the walks before it)")
     parser.add_argument("--negative", action="store_true",
                         help="negative conformance: in every state a walk reaches, also offer the real code one"
-                             " action the model refuses there (it must refuse it too); counts per action kind")
+                             " action the model refuses there (it must refuse it too); counts per case and action kind")
     parser.add_argument("--traces", nargs="+", metavar="TRACE", default=[],
                         help="also drive the real code along these ITF traces (e.g. traces/kraft/*.itf.json)")
     parser.add_argument("--simulate", type=nonnegative_int, default=0, metavar="N",
@@ -273,6 +273,7 @@ def report_json(report: engine.Report, jars: list[str]) -> dict[str, Any]:
         "known_divergences": dict(report.known),
         "negative": {k: {"offered": v["offered"], "refused": v["refused"], "answers": dict(v["answers"])}
                      for k, v in sorted(report.negative.items())},
+        "negative_by_kind": engine.negative_by_kind(report.negative),
         "traces": report.traces,
         "interrupted": report.interrupted,
         "result": None,  # the whole run's verdict, set by _run with each part's beside it ("parts")
@@ -302,6 +303,9 @@ def report_text(report: engine.Report, jars: list[str]) -> str:
     if report.negative:
         lines.append("negative conformance: offered what the model refuses, refused by the real code: " + ", ".join(
             f"{k} {v['refused']:,} of {v['offered']:,}" for k, v in sorted(report.negative.items())))
+        lines.append("  by action kind: " + ", ".join(
+            f"{k} {v['refused']:,} of {v['offered']:,} ({v['cases']} case{'s' if v['cases'] != 1 else ''})"
+            for k, v in engine.negative_by_kind(report.negative).items()))
     if report.traces:
         lines.append("bug variants' traces (a bug's behaviour: the real code must part from it):")
         lines += [f"  {t['path']} ({t['variant']}, {t['steps']} steps): {t['outcome']}" for t in report.traces]

@@ -18,7 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from checker.conform.adapter import ACCEPTED, DIFFERS, EXCEPTION, REFUSED, Difference, compare, exception_line
+from checker.conform.adapter import (
+    ACCEPTED, DIFFERS, EXCEPTION, REFUSED, Difference, OtherRefusal, compare, exception_line,
+)
 from checker.walks.steer import Steering
 from checker.walks.walker import Walker, _below, swarm_weights, walk_seed
 from model.interface import action_name
@@ -259,12 +261,30 @@ def walk(model: Any, adapter: Any, seed: int, walk_id: int, depth: int, swarm: b
         return out
 
 
+def offer_kind(label: str) -> str:
+    """The action kind of an offer's case label ("AlterPartition with a stale leader epoch" -> "AlterPartition")."""
+    return label.split(" ", 1)[0]
+
+
+def negative_by_kind(negative: dict[str, dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """The offers' tallies summed per action kind: {kind: {"offered", "refused", "cases"}}."""
+    out: dict[str, dict[str, int]] = {}
+    for label, tally in sorted(negative.items()):
+        k = out.setdefault(offer_kind(label), {"offered": 0, "refused": 0, "cases": 0})
+        k["offered"] += tally["offered"]
+        k["refused"] += tally["refused"]
+        k["cases"] += 1
+    return out
+
+
 def offer_refused(model: Any, adapter: Any, state: Any, rng: random.Random, report: Report,
                   found: list[Difference]) -> bool:
     """Negative conformance: offer the real code one of the actions the model refuses in `state`
     (the adapter's `refused_offers`: those a guard of the model rejects, not a bound), drawn by
     `rng`. It must refuse too (an error answer or an exception of its API) and change nothing the
-    abstraction shows. False when it took it or threw otherwise (the finding is appended to `found`)."""
+    abstraction shows; an adapter that knows the model's answer raises OtherRefusal when the real
+    one differs (a DIFFERS finding). False when it took it, answered otherwise or threw (the finding
+    is appended to `found`)."""
     candidates = getattr(adapter, "refused_offers", None)
     if candidates is None:
         return True
@@ -282,6 +302,10 @@ def offer_refused(model: Any, adapter: Any, state: Any, rng: random.Random, repo
         changed = compare(before, adapter.observe())
     except _PASS_THROUGH:
         raise
+    except OtherRefusal as e:
+        found.append(Difference(DIFFERS, 0, f"offering {action!r}", compare(before, adapter.observe()),
+                                f"refused, but {e}"))
+        return False
     except Exception as e:
         found.append(Difference(EXCEPTION, 0, f"offering {action!r}", {}, exception_line(e)))
         return False

@@ -16,16 +16,17 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from checker.config import ConfigError
+from checker.conform.adapter import OtherRefusal
 from checker.conform.jvm import has_class
 from model.kraft import actions as A
-from model.kraft.network import in_flight, send
+from model.kraft.network import at as _at, in_flight, send
 from model.kraft.rules import end_offset as rules_end_offset, last_voter_set
 from model.kraft.rules import (
-    CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, NO_ID, PROSPECTIVE, RESIGNED, ROLE_NAMES, UNATTACHED, VOTERS_BASE,
+    CANDIDATE, ERROR_NAMES, FOLLOWER, LEADER, NO_ID, NONE, PROSPECTIVE, RESIGNED, ROLE_NAMES, UNATTACHED, VOTERS_BASE,
 )
 from model.kraft.state import (
     BQE_REQUEST, BQE_RESPONSE, DATA, FETCH_REQUEST, FETCH_RESPONSE, LEADER_CHANGE, MESSAGE_NAMES, REQUESTS,
-    VOTE_REQUEST, VOTE_RESPONSE, KraftState, VoteRequest, kind_name,
+    VOTE_REQUEST, VOTE_RESPONSE, BeginQuorumEpochRequest, FetchRequest, KraftState, VoteRequest, kind_name,
 )
 
 # Kafka timeouts (ms): a node's own clock moves only when the model says one of its timers expires,
@@ -549,20 +550,20 @@ class KraftAdapter:
     # --- negative conformance: what the model refuses, offered to the real code ---------------------
 
     def refused_offers(self, state: KraftState) -> dict[str, list[Any]]:
-        """The actions the model refuses in `state` by a guard of its own (not by a bound) that the real
-        code can be offered without a message to forge, by kind and case (the engine draws a case,
-        then an action): a client append at a node that is not leader, and the operator's AddVoter
-        and RemoveVoter at a non-leader, or at a leader whose checks fail (rules.validate_add_voter,
-        validate_remove_voter: a change pending, no HW in its epoch, a voter already there or not
-        there, a new voter not caught up). Nodes the adapter is holding before their next poll (a
-        removed leader, an expired Unattached) are not offered anything."""
+        """The actions the model refuses in `state` by a guard of its own (not by a bound), by kind and
+        case (the engine draws a case, then an action): a client append at a node that is not leader,
+        the operator's AddVoter and RemoveVoter at a non-leader, or at a leader whose checks fail
+        (rules.validate_add_voter, validate_remove_voter: a change pending, no HW in its epoch, a voter
+        already there or not there, a new voter not caught up), and requests no node sent (FORGED).
+        Nodes the adapter is holding before their next poll (a removed leader, an expired Unattached)
+        are not offered anything."""
         p = self.params
         out: dict[str, list[Any]] = {}
         for i, n in enumerate(state.nodes):
             real = self.nodes[i]
             if real.stalled() or real.resign_requested():
                 continue
-            self._stale_votes(state, i, out)
+            self._forged(state, i, out)
             at = "at the leader" if n.role == LEADER else "at a non-leader"
             if n.role != LEADER:
                 out.setdefault(f"ClientAppend {at}", []).append(A.ClientAppend(i))
@@ -574,44 +575,93 @@ class KraftAdapter:
                         out.setdefault(f"{type(action).__name__} {at}", []).append(action)
         return out
 
-    def _stale_votes(self, state: KraftState, j: int, out: dict[str, list[Any]]) -> None:
-        """A Vote request to node j with an epoch below j's, from each other node with no Vote RPC to j
-        in flight, that the model handles without a change of any node (answers it with an error,
-        or nothing: nobody awaits the answer of a request its sender never sent)."""
-        epoch = state.nodes[j].epoch
-        if epoch < 1:
-            return
-        for i in range(len(state.nodes)):
-            if i == j or in_flight(state, VOTE_REQUEST, i, j):
+    def _forged(self, state: KraftState, j: int, out: dict[str, list[Any]]) -> None:
+        """The requests to node j that no node sent (FORGED: each case's epoch and senders), from each
+        other node with no RPC of that kind to j in flight, that the model answers with an error or a
+        vote not granted and without a change of any node."""
+        top = max(n.epoch for n in state.nodes)
+        for label, (kind, epoch_of, sender_ok, pre_vote) in FORGED.items():
+            epoch = epoch_of(state.nodes[j], top)
+            if epoch is None or epoch < 0 or (pre_vote and not (self.pre_vote and self.model.ctx.proto.pre_vote)):
                 continue
-            forged = self._stale_vote_message(state, i, j)
-            t = self.model.next_state(send(state, forged), A.HandleVoteRequest(i, j))
-            if t is not None and t.nodes == state.nodes:
-                out.setdefault("VoteRequest with a stale epoch", []).append(StaleVoteRequest(i, j, epoch - 1))
+            for i in range(len(state.nodes)):
+                if i == j or in_flight(state, kind, i, j) or not sender_ok(state, i, j, epoch):
+                    continue
+                forged = ForgedRequest(MESSAGE_NAMES[kind], i, j, epoch, pre_vote)
+                if self._model_refusal(state, forged) is not None:
+                    out.setdefault(label, []).append(forged)
 
     @staticmethod
-    def _stale_vote_message(state: KraftState, i: int, j: int) -> Any:
-        end = rules_end_offset(state.nodes[i].log)
-        return VoteRequest(VOTE_REQUEST, i, j, False, state.nodes[j].epoch - 1, end.epoch, end.offset, False)
+    def _forged_message(state: KraftState, f: "ForgedRequest") -> Any:
+        """The model's message for a forged request, built from its sender's log as its client builds
+        one (a vote or pre-vote, a Fetch from the sender's log end), awaited by its sender (live)."""
+        n, kind = state.nodes[f.src], A.MESSAGE_KIND[f.message]
+        end = rules_end_offset(n.log)
+        if kind == VOTE_REQUEST:
+            return VoteRequest(VOTE_REQUEST, f.src, f.dst, True, f.epoch, end.epoch, end.offset, f.pre_vote)
+        if kind == BQE_REQUEST:
+            return BeginQuorumEpochRequest(BQE_REQUEST, f.src, f.dst, True, f.epoch)
+        return FetchRequest(FETCH_REQUEST, f.src, f.dst, True, f.epoch, end.offset, end.epoch, n.observer)
 
-    def _offer_stale_vote(self, action: "StaleVoteRequest") -> str | None:
-        """Deliver a Vote request node `src` never sent (its epoch below the receiver's), built as
-        RaftUtil builds one from src's log end; the refusal is the receiver's answer."""
-        J, src, dst = self.J, self.nodes[action.src], self.nodes[action.dst]
+    def _model_refusal(self, state: KraftState, f: "ForgedRequest") -> str | None:
+        """The model's answer to a forged request when it refuses it ("ERROR, granted G" for a vote,
+        else "ERROR"), or None when it takes it (a node changes, or it answers NONE and grants)."""
+        kind = A.MESSAGE_KIND[f.message]
+        t = self.model.next_state(send(state, self._forged_message(state, f)), A.HANDLE_ACTION[kind](f.src, f.dst))
+        if t is None or t.nodes != state.nodes:
+            return None
+        answer = _at(t, kind, f.src, f.dst)
+        if answer is None or answer.kind != kind + 1:
+            return None  # no answer: a BeginQuorumEpoch acknowledged (NONE is not modelled)
+        if kind == VOTE_REQUEST:
+            return None if answer.error == NONE and answer.granted else \
+                f"{ERROR_NAMES.get(answer.error, answer.error)}, granted {int(answer.granted)}"
+        return None if answer.error == NONE else ERROR_NAMES.get(answer.error, str(answer.error))
+
+    def _forged_data(self, f: "ForgedRequest") -> Any:
+        """The request body node f.src's client would build with f.epoch (RaftUtil.singletonVoteRequest,
+        singletonBeginQuorumEpochRequest; KafkaRaftClient.buildFetchRequest), from its real log."""
+        J, src, dst = self.J, self.nodes[f.src], self.nodes[f.dst]
         key = J("org.apache.kafka.raft.ReplicaKey")
-        args = [J("org.apache.kafka.common.TopicPartition")("__cluster_metadata", 0), CLUSTER_ID, action.epoch,
-                key.of(action.src, src.directory), key.of(action.dst, dst.directory),
-                int(src.log.lastFetchedEpoch()), int(src.log.endOffset().offset()), False]  # a standard vote
-        data = J("org.apache.kafka.raft.RaftUtil").singletonVoteRequest(*args)
-        out = self.RaftRequest.Outbound(self.corr.incrementAndGet(), data, self._voter_node(action.dst),
+        tp = J("org.apache.kafka.common.TopicPartition")("__cluster_metadata", 0)
+        RaftUtil, kind = J("org.apache.kafka.raft.RaftUtil"), A.MESSAGE_KIND[f.message]
+        last_epoch, end = int(src.log.lastFetchedEpoch()), int(src.log.endOffset().offset())
+        if kind == VOTE_REQUEST:
+            return RaftUtil.singletonVoteRequest(tp, CLUSTER_ID, f.epoch, key.of(f.src, src.directory),
+                                                 key.of(f.dst, dst.directory), last_epoch, end, f.pre_vote)
+        if kind == BQE_REQUEST:
+            return RaftUtil.singletonBeginQuorumEpochRequest(tp, CLUSTER_ID, f.epoch, f.src, src.endpoints(),
+                                                             key.of(f.dst, dst.directory))
+        D = "org.apache.kafka.common.message.FetchRequestData"
+        part = (J(D + "$FetchPartition")().setPartition(0).setCurrentLeaderEpoch(f.epoch)
+                .setLastFetchedEpoch(last_epoch).setFetchOffset(end).setReplicaDirectoryId(src.directory))
+        topic = J(D + "$FetchTopic")().setTopicId(src.log.topicId())
+        topic.partitions().add(part)
+        data = J(D)().setMaxBytes(self.krc.MAX_FETCH_SIZE_BYTES).setMaxWaitMs(0).setClusterId(CLUSTER_ID)
+        data.topics().add(topic)
+        return data.setReplicaState(J(D + "$ReplicaState")().setReplicaId(f.src))
+
+    def _offer_forged(self, state: KraftState, f: "ForgedRequest") -> str | None:
+        """Deliver a request node f.src never sent and poll the receiver; its answer must be the
+        model's refusal (OtherRefusal otherwise, as an enabled step's answer is compared), and None
+        (taken) if it answers NONE (granting, for a vote) or holds the request."""
+        src = self.nodes[f.src]
+        out = self.RaftRequest.Outbound(self.corr.incrementAndGet(), self._forged_data(f), self._voter_node(f.dst),
                                         src.time.milliseconds())
-        f = _Flight(VOTE_REQUEST, action.src, action.dst, out, out, src.incarnation, src)
-        inbound_done = self._deliver_request(f, answer=True)
-        if inbound_done is None:
+        kind = A.MESSAGE_KIND[f.message]
+        answered = self._deliver_request(_Flight(kind, f.src, f.dst, out, out, src.incarnation, src), answer=True)
+        if answered is None:
             return None  # no answer: the request is held, not refused
-        part = _partition(inbound_done.data())
-        error = _err(part.errorCode()) if int(part.errorCode()) else _err(inbound_done.data().errorCode())
-        return None if error == "NONE" and part.voteGranted() else f"answered {error}, granted {int(part.voteGranted())}"
+        data = answered.data()
+        part = _partition(data)
+        code = int(data.errorCode()) or int(part.errorCode())
+        real = _err(code) + (f", granted {int(part.voteGranted())}" if kind == VOTE_REQUEST else "")
+        if code == 0 and (kind != VOTE_REQUEST or part.voteGranted()):
+            return None
+        model = self._model_refusal(state, f)
+        if real != model:
+            raise OtherRefusal(real, str(model))
+        return f"answered {real}"
 
     def offer(self, state: KraftState, action: Any) -> str | None:
         """Offer the real code a step the model refuses: its refusal (an error answer, or the
@@ -633,8 +683,8 @@ class KraftAdapter:
             return self._add_voter(action.leader, action.node, offered=True)
         if kind is A.RemoveVoter:
             return self._remove_voter(action.leader, action.node)
-        if kind is StaleVoteRequest:
-            return self._offer_stale_vote(action)
+        if kind is ForgedRequest:
+            return self._offer_forged(state, action)
         raise ValueError(f"{kind.__name__} is not offered")
 
     def let_time_pass(self) -> None:
@@ -937,13 +987,75 @@ def java_list(adapter: KraftAdapter, items: list[str]) -> Any:
     return lst
 
 
-class StaleVoteRequest(NamedTuple):
-    """A negative conformance offer: a Vote request from `src` to `dst` with `epoch` below dst's, which
-    src never sent."""
+class ForgedRequest(NamedTuple):
+    """A negative conformance offer: a request (`message`: VoteRequest, BeginQuorumEpochRequest,
+    FetchRequest) from `src` to `dst` carrying `epoch`, which src never sent (FORGED's cases); a
+    VoteRequest is a pre-vote (KIP-996) with `pre_vote`."""
 
+    message: str
     src: int
     dst: int
     epoch: int
+    pre_vote: bool = False
+
+
+def _not_candidate_of(state: KraftState, i: int, j: int, epoch: int) -> bool:
+    """Node i is not the Candidate of `epoch` (which alone sends a standard vote in it), and j is a
+    voter of its directory (an observer's INVALID_VOTER_KEY is a check of its own)."""
+    n = state.nodes[i]
+    return not (n.role == CANDIDATE and n.epoch == epoch) and not state.nodes[j].observer
+
+
+def _not_prospective_of(state: KraftState, i: int, j: int, epoch: int) -> bool:
+    """Node i is not a Prospective of `epoch` (which alone sends a pre-vote in it), and j is a voter of
+    its directory."""
+    n = state.nodes[i]
+    return not (n.role == PROSPECTIVE and n.epoch == epoch) and not state.nodes[j].observer
+
+
+def _any_sender(state: KraftState, i: int, j: int, epoch: int) -> bool:
+    return True
+
+
+def _stale_epoch(n: Any, top: int) -> int | None:
+    """One below the receiver's epoch (none in epoch 0)."""
+    return n.epoch - 1 if n.epoch >= 1 else None
+
+
+def _own_epoch(n: Any, top: int) -> int | None:
+    """The receiver's epoch."""
+    return n.epoch
+
+
+def _future_epoch(n: Any, top: int) -> int | None:
+    """One above every node's epoch."""
+    return top + 1
+
+
+def _own_epoch_at_a_non_leader(n: Any, top: int) -> int | None:
+    """The receiver's epoch, where the receiver does not lead it."""
+    return n.epoch if n.role != LEADER else None
+
+
+# The forged requests offered (refused_offers), by case: (kind, the epoch it carries from the receiver
+# and the highest epoch of any node, which senders, a pre-vote). Each is offered only where the model
+# refuses it; the pre-votes only where the model and the jars have KIP-996's pre-vote. The real code's
+# checks: KafkaRaftClient.handleVoteRequest (INVALID_REQUEST for a last epoch not below the request's, or
+# above it for a pre-vote, then validateVoterOnlyRequest: FENCED_LEADER_EPOCH below the receiver's epoch,
+# then EpochState.canGrantVote), handleBeginQuorumEpochRequest (validateVoterOnlyRequest),
+# handleFetchRequest (INVALID_REQUEST for a last fetched epoch above the request's, then
+# tryCompleteFetchRequest's validateLeaderOnlyRequest: FENCED_LEADER_EPOCH below, UNKNOWN_LEADER_EPOCH above
+# the receiver's epoch, NOT_LEADER_OR_FOLLOWER at a non-leader).
+FORGED: dict[str, tuple[int, Any, Any, bool]] = {
+    "VoteRequest with a stale epoch": (VOTE_REQUEST, _stale_epoch, _any_sender, False),
+    "VoteRequest from a non-candidate": (VOTE_REQUEST, _own_epoch, _not_candidate_of, False),
+    "VoteRequest (pre-vote) with a stale epoch": (VOTE_REQUEST, _stale_epoch, _any_sender, True),
+    "VoteRequest (pre-vote) from a non-prospective": (VOTE_REQUEST, _own_epoch, _not_prospective_of, True),
+    "BeginQuorumEpochRequest with a stale epoch": (BQE_REQUEST, _stale_epoch, _any_sender, False),
+    "FetchRequest with a stale epoch": (FETCH_REQUEST, _stale_epoch, _any_sender, False),
+    "FetchRequest with a future epoch": (FETCH_REQUEST, _future_epoch, _any_sender, False),
+    "FetchRequest at a non-leader": (FETCH_REQUEST, _own_epoch_at_a_non_leader, _any_sender, False),
+}
 
 
 class _Flight:

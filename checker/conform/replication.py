@@ -32,9 +32,10 @@ is compared inside `step`, whose one-line result reports a different answer.
 from __future__ import annotations
 
 import collections
-from typing import Any
+from typing import Any, NamedTuple
 
 from checker.config import ConfigError
+from checker.conform.adapter import OtherRefusal
 from model.replication.state import AP_ERRORS
 
 TOPIC = "t"
@@ -414,8 +415,19 @@ class ReplicationAdapter:
         return None
 
     def _HandleAlterPartition(self, state: Any, action: Any, successor: Any) -> str | None:
-        J = self.J
         req = action.request
+        real = self._alter_partition(req)
+        model = self._model_answer(state, req, successor)
+        self.answers[real[0]] += 1
+        if model != real:
+            return f"AlterPartition answered {real}, the model {model}"
+        return None
+
+    def _alter_partition(self, req: Any) -> tuple:
+        """alterPartition with the request's broker id, broker epoch, leader and partition epochs, ISR with
+        broker epochs and recovery state; its records written. The answer as the model writes one: (error,)
+        or on NONE (NONE, leader, leader epoch, ISR, partition epoch, recovering)."""
+        J = self.J
         D = "org.apache.kafka.common.message.AlterPartitionRequestData"
         members = J("java.util.ArrayList")()
         for m in req.new_isr:
@@ -433,20 +445,14 @@ class ReplicationAdapter:
             cause = e.getCause() if hasattr(e, "getCause") else None
             if cause is None or str(cause.getClass().getSimpleName()) != "StaleBrokerEpochException":
                 raise
-            real: tuple = ("STALE_BROKER_EPOCH",)  # QuorumController answers the whole request with it
-        else:
-            self._write(result.records())
-            answer = result.response().topics().get(0).partitions().get(0)
-            code = int(answer.errorCode())
-            name = str(self.J("org.apache.kafka.common.protocol.Errors").forCode(code).name())
-            real = (name,) if name != "NONE" else (name, int(answer.leaderId()), int(answer.leaderEpoch()),
-                                                    sorted(_ints(answer.isr())), int(answer.partitionEpoch()),
-                                                    int(answer.leaderRecoveryState()) == 1)
-        model = self._model_answer(state, req, successor)
-        self.answers[real[0]] += 1
-        if model != real:
-            return f"AlterPartition answered {real}, the model {model}"
-        return None
+            return ("STALE_BROKER_EPOCH",)  # QuorumController answers the whole request with it
+        self._write(result.records())
+        answer = result.response().topics().get(0).partitions().get(0)
+        code = int(answer.errorCode())
+        name = str(self.J("org.apache.kafka.common.protocol.Errors").forCode(code).name())
+        return (name,) if name != "NONE" else (name, int(answer.leaderId()), int(answer.leaderEpoch()),
+                                                sorted(_ints(answer.isr())), int(answer.partitionEpoch()),
+                                                int(answer.leaderRecoveryState()) == 1)
 
     @staticmethod
     def _model_answer(state: Any, req: Any, successor: Any) -> tuple:
@@ -612,10 +618,12 @@ class ReplicationAdapter:
     # --- negative conformance: what the model refuses, offered to the real controller -------------
 
     def refused_offers(self, state: Any) -> dict[str, list[Any]]:
-        """The operator's requests the model's controller rules refuse in `state` (the rule's own
-        error, never a bound or a budget of the model): ElectLeaders PREFERRED or UNCLEAN that
+        """The requests the model's controller rules refuse in `state` (the rule's own error, never a
+        bound or a budget of the model): ElectLeaders PREFERRED or UNCLEAN that
         rules.elect_leader_request answers with an error (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
-        ELIGIBLE_LEADERS_NOT_AVAILABLE), and a reassignment rules.alter_partition_reassignment refuses."""
+        ELIGIBLE_LEADERS_NOT_AVAILABLE), a reassignment rules.alter_partition_reassignment refuses, and
+        AlterPartition requests no leader sent (FORGED_ALTER_PARTITION) that rules.validate_alter_partition
+        refuses."""
         from model.replication import actions as A
         from model.replication import controller as rules
 
@@ -635,15 +643,39 @@ class ReplicationAdapter:
                     reassignment_epoch_bump=self.model.ctx.r.reassignment_epoch_bump)
                 if error != rules.NONE:
                     out.setdefault("AlterPartitionReassignments", []).append(A.AlterPartitionReassignments(target))
+        for label, forge in FORGED_ALTER_PARTITION.items():
+            for req in forge(reg, brokers):
+                if self._model_alter_partition(state, req) != rules.NONE:
+                    out.setdefault(label, []).append(ForgedAlterPartition(req))
         return out
 
+    def _model_alter_partition(self, state: Any, req: Any) -> str:
+        """The model controller's answer to an AlterPartition request (rules.validate_alter_partition, with
+        the variant's member checks), before any change."""
+        from model.replication import controller as rules
+
+        return rules.validate_alter_partition(
+            state.controller.partition, state.controller.brokers, broker_id=req.leader, broker_epoch=req.broker_epoch,
+            leader_epoch=req.leader_epoch, partition_epoch=req.partition_epoch, new_isr=req.new_isr,
+            recovering=req.recovering, check_member_epochs=self.model.ctx.r.member_broker_epochs,
+            check_member_fenced=self.model.ctx.r.member_fenced_check)
+
     def offer(self, state: Any, action: Any) -> str | None:
-        """Offer the real controller a request the model refuses: its error answer (with the model's
-        error beside it), or None if it answered NONE."""
+        """Offer the real controller a request the model refuses: its error answer with the model's beside
+        it, None if it answered NONE; OtherRefusal if it refused with another error than the model's (the
+        answers are compared as for an enabled step)."""
         from model.replication import controller as rules
 
         reg, brokers, p = state.controller.partition, state.controller.brokers, self.p
         bump = self.model.ctx.r.reassignment_epoch_bump
+        if isinstance(action, ForgedAlterPartition):
+            expected = self._model_alter_partition(state, action.request)
+            real = self._alter_partition(action.request)[0]
+            if real == "NONE":
+                return None
+            if real != expected:
+                raise OtherRefusal(real, expected)
+            return f"answered {real} (model: {expected})"
         if type(action).__name__ == "ElectLeaders":
             expected, _ = rules.elect_leader_request(reg, brokers, action.election, min_isr=p.min_isr,
                                                      elr_enabled=p.elr, reassignment_epoch_bump=bump)
@@ -655,6 +687,8 @@ class ReplicationAdapter:
         if refused is None:
             return None
         answer = refused.split(" answered ", 1)[1].split(",", 1)[0]
+        if answer != expected:
+            raise OtherRefusal(answer, expected)
         return f"answered {answer} (model: {expected})"
 
     def abstractions(self) -> dict[str, str]:
@@ -662,6 +696,68 @@ class ReplicationAdapter:
 
     def close(self) -> None:
         self.rcm = None
+
+
+class ForgedAlterPartition(NamedTuple):
+    """A negative conformance offer: an AlterPartition request (model.replication.state.AlterPartitionRequest)
+    that no leader sent, offered to the controller as it is."""
+
+    request: Any
+
+
+def _forged_alter_partitions(change: Any) -> Any:
+    """A case of FORGED_ALTER_PARTITION: from the registration and the brokers, the requests whose fields
+    `change` makes from the current leader's request keeping the registration as it is (its epochs and
+    broker epoch, the ISR with the members' registered epochs, the recovery state)."""
+    from model.replication.state import AlterPartitionRequest, IsrMember
+
+    def forge(reg: Any, brokers: Any) -> list[Any]:
+        def request(sender: int, **fields: Any) -> Any:
+            base = dict(leader=sender, broker_epoch=brokers[sender].epoch, leader_epoch=reg.leader_epoch,
+                        partition_epoch=reg.partition_epoch,
+                        new_isr=tuple(IsrMember(b, brokers[b].epoch) for b in reg.isr), recovering=reg.recovering)
+            base.update(fields)
+            return AlterPartitionRequest(**base)
+        return [r for r in change(reg, brokers, request) if r is not None]
+    return forge
+
+
+def _non_leaders(reg: Any, brokers: Any, request: Any) -> list[Any]:
+    return [request(b) for b in range(len(brokers)) if b != reg.leader and brokers[b] is not None]
+
+
+def _leaders(change: Any) -> Any:
+    """Requests from the current leader (none while the partition has no leader)."""
+    return lambda reg, brokers, request: [change(reg, brokers, request)] if reg.leader >= 0 else []
+
+
+# The forged AlterPartition requests offered (refused_offers), by case; each offered only where the
+# model's rules.validate_alter_partition refuses it. The real controller's checks, in
+# ReplicationControlManager.alterPartition: ClusterControlManager.checkBrokerEpoch (STALE_BROKER_EPOCH for
+# the whole request), then validateAlterPartitionData: NOT_CONTROLLER for a leader or partition epoch above
+# the registration's, FENCED_LEADER_EPOCH for a leader epoch below it, INVALID_REQUEST from a broker that is
+# not the leader, INVALID_UPDATE_VERSION for a partition epoch below it, INVALID_REQUEST for an ISR without
+# the leader or a RECOVERING state it cannot take (RECOVERED -> RECOVERING, or with more than one member).
+FORGED_ALTER_PARTITION = {
+    "AlterPartition with a future leader epoch":
+        _forged_alter_partitions(_leaders(lambda reg, b, r: r(reg.leader, leader_epoch=reg.leader_epoch + 1))),
+    "AlterPartition with a future partition epoch":
+        _forged_alter_partitions(_leaders(lambda reg, b, r: r(reg.leader, partition_epoch=reg.partition_epoch + 1))),
+    "AlterPartition with a stale leader epoch":
+        _forged_alter_partitions(_leaders(lambda reg, b, r: r(reg.leader, leader_epoch=reg.leader_epoch - 1)
+                                          if reg.leader_epoch > 0 else None)),
+    "AlterPartition with a stale partition epoch":
+        _forged_alter_partitions(_leaders(lambda reg, b, r: r(reg.leader, partition_epoch=reg.partition_epoch - 1)
+                                          if reg.partition_epoch > 0 else None)),
+    "AlterPartition with a stale broker epoch":
+        _forged_alter_partitions(_leaders(lambda reg, b, r: r(reg.leader, broker_epoch=b[reg.leader].epoch - 1))),
+    "AlterPartition from a non-leader": _forged_alter_partitions(_non_leaders),
+    "AlterPartition with an ISR without the leader":
+        _forged_alter_partitions(_leaders(lambda reg, b, r: r(reg.leader, new_isr=tuple(
+            m for m in r(reg.leader).new_isr if m.broker_id != reg.leader)))),
+    "AlterPartition asking RECOVERING":
+        _forged_alter_partitions(_leaders(lambda reg, b, r: r(reg.leader, recovering=True))),
+}
 
 
 ADAPTER = ReplicationAdapter
