@@ -184,7 +184,7 @@ def test_cli_k2_prints_the_cti_with_its_ghosts(capsys):
     """`kcheck prove --variant vote-without-log-check` (its preset) fails with a CTI naming the
     lemma and the action, exit 1; the JSON carries the ghost arrays of the CTI's state."""
     rc = main(["prove", "--model", "kraft", "--variant", "vote-without-log-check", "--preset", "elections",
-               "--json", "--quiet"])
+               "--size", "2", "--json", "--quiet"])  # on the derived relation: its vote handler, derived in seconds
     out = json.loads(capsys.readouterr().out)
     assert rc == 1 and out["result"] == "cti" and "leader_completeness" in out["invariants"]
     assert out["cti"]["conjunct"] == "vote_snapshot" and out["cti"]["action"] == "HandleVoteRequest(src=0, dst=1)"
@@ -670,14 +670,26 @@ VOTE_RULE = ("model/kraft/rules.py",
              "    return candidate_last_epoch >= local.epoch")
 
 
-@pytest.mark.parametrize("size", ["3", "any"])
-def test_prove_refuses_when_the_kraft_vote_compares_the_last_epoch_only(tmp_path, size):
+def test_prove_refuses_when_the_kraft_vote_compares_the_last_epoch_only(tmp_path):
     """The vote's log check edited to compare the last epochs only (it breaks leader completeness,
-    as kcheck check finds): the encodings are hand-written copies, so prove refuses for a fixed size
-    and for every size, exit 2, one line naming the file; it once said proved at --size any, where a
-    sample check passed the edited line by."""
-    p = _prove_edited(tmp_path, *VOTE_RULE, "--model", "kraft", "--size", size, "--quiet")
+    as kcheck check finds): the every-size encoding is a hand-written copy, so prove refuses, exit
+    2, one line naming the file; it once said proved there, where a sample check passed the edited
+    line by."""
+    p = _prove_edited(tmp_path, *VOTE_RULE, "--model", "kraft", "--size", "any", "--quiet")
     _refused(p, "kraft", "kraft/rules.py")
+
+
+def test_an_edited_kraft_vote_is_answered_at_a_fixed_size(tmp_path):
+    """The same edit at a fixed size is proved on the relation derived from the edited Python
+    (checker/proofs/derive.py): not refused, not proved, but a counterexample to induction at the
+    vote handler, exit 1, the report naming the edited sources and the derived relation."""
+    p = _prove_edited(tmp_path, *VOTE_RULE, "--model", "kraft", "--size", "2", "--json", "--quiet")
+    out = json.loads(p.stdout)
+    assert p.returncode == 1 and out["result"] == "cti", p.stderr[-2000:]
+    assert out["cti"]["action"].startswith("HandleVoteRequest(") and out["cti"]["conjunct"] == "vote_snapshot"
+    assert out["encoding_check"]["how"] == "derived" and out["encoding_check"]["actions"] >= 8
+    assert out["model_source"]["path"].startswith(str(tmp_path))
+    assert out["encoding_check"]["model_sha256"] != checked_against.current("kraft")["model"]
 
 
 def test_prove_refuses_a_bmc_of_an_edited_model(tmp_path):
