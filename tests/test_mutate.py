@@ -429,11 +429,16 @@ def _tally(model: str) -> tuple[int, int]:
     from checker.gate.mutation import judgements as J
 
     strength = ("not-executed", "unchanged", "same-states", "budget", "survived", "availability", "killed")
+    from checker.gate.mutation.analysis import all_mutants, target_of
+
+    now = {m.id: (m.before, m.after, m.source_line) for m in all_mutants(target_of(model))}
     fates: dict[str, str] = {}
     reports = [ROOT / "spec" / "kills" / f"{model}.json"] + sorted((ROOT / "spec" / "kills" / "followup").glob(f"{model}-*.json"))
     for path in reports:
         report = json.loads(path.read_text())
         for m in report["mutants"]:
+            if now.get(m["id"]) != (m["before"], m["after"], m["source_line"]):
+                continue  # code rewritten since the run: its fate names no mutant of the code any more
             killed_by = m["killed_by"] or {}
             outgrown = m["status"] == "killed" and killed_by.get("outcome") == "incomplete"  # recorded before it was undecided
             fate = "budget" if outgrown else m["status"]
