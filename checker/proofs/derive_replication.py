@@ -42,7 +42,9 @@ from checker.proofs.derive import Derived, SymPart
 from checker.proofs.replication_state import (
     APREQ, APRESP, EMPTY, FREQ, FRESP, SLOT_BOOLS, SLOT_INTS, Layout, fresh,
 )
-from checker.proofs.symbolic import CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, _same, _z
+from checker.proofs.symbolic import (
+    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, _merge_values, _same, _shape, _z,
+)
 from checker.proofs.term import Step, Sym, select, smin
 from model.replication import broker_actions, network, state
 from model.replication.context import Context
@@ -68,9 +70,15 @@ class Lazy:
     while unread (post_of takes them as they are)."""
 
     def __init__(self, ex: Explorer, force: Callable[[], tuple], ids: dict[int, Any] | None = None,
-                 terms: dict[Any, Any] | None = None) -> None:
+                 terms: dict[Any, Any] | None = None, key: Any = None) -> None:
         self.ex, self.force, self.ids, self.terms = ex, force, ids, terms
         self.cache: dict[int, tuple[Any, tuple]] = {}
+        # what it is read from (the same on every path), for memos: its bits' or variables' terms
+        if key is None and ids is not None:
+            key = ("set",) + tuple((x, t.get_id()) for x, t in sorted(ids.items()))
+        if key is None and terms is not None:
+            key = ("terms",) + tuple((k, t.get_id()) for k, t in terms.items())
+        self.key = key
 
     def read(self) -> bool:
         """Has the current path read it?"""
@@ -170,6 +178,79 @@ def merge_terms(cases: list[tuple[Any, Any]]) -> Any:
         if not _same(v, t):
             t = z3.If(c, v, t)
     return t
+
+
+# --- merging the pure rules of partition.py ------------------------------------------------------
+
+
+def _explorer_in(x: Any) -> Explorer | None:
+    if isinstance(x, (SInt, SBool)):
+        return x.ex
+    if isinstance(x, Lazy):
+        return x.ex
+    if isinstance(x, dict):
+        x = tuple(x.values())
+    if isinstance(x, (tuple, list)):
+        for y in x:
+            ex = _explorer_in(y)
+            if ex is not None:
+                return ex
+    return None
+
+
+def _key(x: Any) -> Any:
+    """The identity of a rule's arguments: terms by id, a Lazy sequence by the object (read
+    anew on each path), containers item by item."""
+    if isinstance(x, (SInt, SBool)):
+        return ("t", x.t.get_id())
+    if isinstance(x, Lazy):
+        if x.key is not None:
+            return x.key
+        x.ex.memos.setdefault("alive", []).append(x)  # kept alive, so that its id names it alone
+        return ("lazy", id(x))
+    if isinstance(x, dict):
+        return ("dict",) + tuple((k, _key(v)) for k, v in sorted(x.items()))
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__,) + tuple(_key(y) for y in x)
+    return x
+
+
+def merged_rule(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A pure rule (model/replication/partition.py, keyword arguments allowed) on symbolic
+    arguments: its paths are explored on their own and its results merged into If terms, one fork
+    per shape of result and one when some path raises (derive.merged, for keyword calls)."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        ex = _explorer_in((args, tuple(kwargs.values())))
+        if ex is None:
+            return fn(*args, **kwargs)
+
+        def once() -> Any:
+            try:
+                return ("ok", fn(*args, **kwargs))
+            except CRASHES as e:
+                return ("crash", e)
+
+        def explore() -> Any:
+            paths = isolated(ex, once)
+            crash = [(pc, r[1]) for pc, r in paths if r[0] == "crash"]
+            groups: dict[Any, list[tuple[Any, Any]]] = {}
+            for pc, r in paths:
+                if r[0] == "ok":
+                    groups.setdefault(_shape(r[1]), []).append((pc, r[1]))
+            return crash, [(z3.Or([pc for pc, _ in cases]), _merge_values(ex, cases)) for cases in groups.values()]
+
+        crash, options = ex.memo(("rule", fn.__name__, _key(args), _key(tuple(sorted(kwargs.items())))), explore)
+        if crash and ex.decide(z3.Or([pc for pc, _ in crash])):
+            raise crash[0][1]
+        return ex.choose(options) if len(options) > 1 else options[0][1]
+
+    run.__name__ = fn.__name__
+    return run
+
+
+# the pure rules merged while deriving, as broker_actions imports them
+_PARTITION_RULES = ("leader_hw", "can_expand_isr", "fetch_divergence", "follower_truncation", "out_of_range_truncation")
 
 
 # --- the controller's metadata log ----------------------------------------------------------------
@@ -579,7 +660,9 @@ def symbolic_state(layout: Layout, pre: Sym, ex: Explorer) -> State:
         followers = Lazy(ex, lambda: tuple(FollowerState(I(("fleo", i, j)), I(("fep", i, j)), B(("fcu", i, j)))
                                            for j in range(n)) if ex.decide(leads) else ())
         replicas = Lazy(ex, lambda: tuple(range(n)) if ex.decide(leads) else ())
-        return Broker(B(("alive", i)), I(("bepoch", i)), B(("clean", i)), I(("meta", i)), Lazy(ex, log),
+        log_key = ("log", pre[("leo", i)].get_id()) + tuple(pre[(name, i, x)].get_id() for x in range(L)
+                                                            for name in ("lep", "lval"))
+        return Broker(B(("alive", i)), I(("bepoch", i)), B(("clean", i)), I(("meta", i)), Lazy(ex, log, key=log_key),
                       I(("hw", i)), I(("leader", i)), I(("le", i)), I(("pe", i)),
                       lazy_set(ex, {j: pre[("isr", i, j)] for j in range(n)}),
                       lazy_set(ex, {j: pre[("pend", i, j)] for j in range(n)}), I(("leso", i)), followers, replicas)
@@ -615,7 +698,7 @@ def symbolic_model() -> Iterator[None]:
         (broker_actions, "complete_produces", sym_complete_produces),
         (broker_actions, "expose", sym_expose),
         (broker_actions, "produced", sym_produced),
-    ]
+    ] + [(broker_actions, name, merged_rule(getattr(broker_actions, name))) for name in _PARTITION_RULES]
     saved = [(module, name, getattr(module, name)) for module, name, _ in patches]
     for module, name, value in patches:
         setattr(module, name, value)
