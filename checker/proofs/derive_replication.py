@@ -998,8 +998,8 @@ def compare(ctx: Context, nctx: N.Ctx, action: Any, timeout_ms: int = 60000, pre
     return Comparison(action, d, "equal", "", hand, check_seconds=time.perf_counter() - t)
 
 
-_SHOWN = ("alive", "leader", "le", "pe", "meta", "leo", "hw", "fenced", "rep", "bepoch", "c_start", "c_latest", "mk",
-          "ma", "mb", "merr", "isr", "pend", "hp", "elen")
+_SHOWN = ("alive", "leader", "le", "pe", "meta", "leo", "lep", "hw", "fenced", "rep", "bepoch", "c_start", "c_latest",
+          "mk", "ma", "mb", "mle", "moff", "merr", "mde", "mdo", "mhw", "isr", "pend", "hp", "elen")
 
 
 def _show(m: z3.ModelRef, pre: Sym, key: Any, derived: Sym, hand: Sym) -> str:
@@ -1012,7 +1012,7 @@ def _show(m: z3.ModelRef, pre: Sym, key: Any, derived: Sym, hand: Sym) -> str:
             v = m.eval(pre[k], model_completion=False)
             if not z3.eq(v, pre[k]):
                 out.append(f"{'_'.join(map(str, k))}={v}")
-    return " ".join(out[:40])
+    return " ".join(out[:60])
 
 
 def contexts(p: Params, variant: str = "kafka-4.1") -> tuple[Context, N.Ctx]:
