@@ -119,3 +119,29 @@ def test_bench_prints_each_action():
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Crash(broker=0)" in out.stdout and "DropMessageIn(slot=0)" in out.stdout
     assert "instances: 2 equal" in out.stdout
+
+
+def test_an_action_past_the_path_budget_is_not_derived(ctxs):
+    """UnfenceBroker runs a controller rule that iterates over the ISR, ELR and LastKnownELR:
+    past the budget it is reported not derived, never compared."""
+    ctx, nctx = ctxs
+    c = D.compare(ctx, nctx, A.UnfenceBroker(0), max_paths=40)
+    assert c.verdict == "unsupported" and "more than 40 paths" in c.difference
+
+
+def test_the_network_functions_keep_the_multisets():
+    """model/replication/network.py on concrete states: the sorted tuples the actions wrote
+    before it."""
+    from model.replication import network
+    from model.replication.state import FetchRequest, FetchResponse
+
+    s = initial_state(D.default_params())
+    r1, r2 = FetchRequest(1, 0, 1, 0, 0, -1), FetchRequest(2, 0, 1, 0, 0, -1)
+    t = network.send(network.send(s, r2), r1)
+    assert t.fetch_requests == (r1, r2) and network.count(t) == 2
+    assert network.holds(t, r1) and not network.holds(s, r1)
+    assert network.receive(t, r1).fetch_requests == (r2,)
+    assert network.exists(t, FetchRequest, lambda m: m.follower == 2)
+    assert not network.exists(t, FetchResponse, lambda m: True)
+    assert network.lose(t, FetchRequest, lambda m: m.follower == 1).fetch_requests == (r2,)
+    assert network.send_all(t, ()) is t
