@@ -80,9 +80,9 @@ def test_history_updates_abstract_the_python_ones():
     p = D.default_params(values=2)
     layout = Layout.of(p)
     h = History(2, (Pending(0, 0, 1, 0), Pending(1, 0, 1, 1)), (), (LogEntry(0, 0),), 0, 0, 0, 0, 0, False)
-    for hw, enough in ((1, True), (2, True), (2, False), (0, True)):
-        want = broker_actions.complete_produces(h, 0, 1, hw, enough)
-        _abstracts(layout, h, want, lambda sh, hw=hw, enough=enough: D.sym_complete_produces(sh, 0, 1, hw, enough))
+    for hw, maximal in ((1, (0, 1)), (2, (0, 1)), (2, (0,)), (0, (0, 1))):
+        want = broker_actions.complete_produces(h, 0, 1, hw, maximal, 2)
+        _abstracts(layout, h, want, lambda sh, hw=hw, m=maximal: D.sym_complete_produces(sh, 0, 1, hw, m, 2))
     for log, hw in ((((0, 0), (1, 1)), 2), (((0, 0), (1, 1)), 1), (((2, 0), (1, 1)), 2), (((0, 0),), 2)):
         entries = tuple(LogEntry(*e) for e in log)
         want = broker_actions.expose(h, entries, hw)

@@ -114,10 +114,33 @@ class Lazy:
             return self.ex.decide(z3.Or(list(self.ids.values())))
         return bool(self.value())
 
+    def _bits_eq(self, o: Any) -> Any:
+        """An unread set of ids against a tuple of concrete ids or another unread set on the same
+        ids: the bits' equality, one fork where reading both would fork on every bit; else None."""
+        if self.ids is None or self.read():
+            return None
+        if isinstance(o, Lazy):
+            if o.ids is None or o.read() or set(o.ids) != set(self.ids):
+                return None
+            other = [o.ids[j] for j in sorted(self.ids)]
+        elif isinstance(o, tuple) and all(type(x) is int for x in o):
+            if len(set(o)) != len(o) or list(o) != sorted(o) or not set(o) <= set(self.ids):
+                return z3.BoolVal(False)  # a set is sorted and without repeats
+            other = [z3.BoolVal(j in o) for j in sorted(self.ids)]
+        else:
+            return None
+        return z3.And([self.ids[j] == x for j, x in zip(sorted(self.ids), other)])
+
     def __eq__(self, o: Any) -> Any:  # type: ignore[override]
+        same = self._bits_eq(o)
+        if same is not None:
+            return SBool(same, self.ex)
         return self.value() == (o.value() if isinstance(o, Lazy) else o)
 
     def __ne__(self, o: Any) -> Any:  # type: ignore[override]
+        same = self._bits_eq(o)
+        if same is not None:
+            return SBool(z3.Not(same), self.ex)
         return not self.__eq__(o)
 
     def __hash__(self) -> int:
@@ -599,9 +622,13 @@ def sym_live_pending(h: History, brokers: tuple) -> History:
     return h._replace(pending=Part(t, h.pending.ex))
 
 
-def sym_complete_produces(h: History, b: int, leader_epoch: Any, hw: Any, enough: Any) -> History:
+def sym_complete_produces(h: History, b: int, leader_epoch: Any, hw: Any, maximal: Any, min_isr: int) -> History:
     """complete_produces on the arrays: leader b's produces of its epoch below the HW leave the
-    pending ones, acked when `enough`."""
+    pending ones, acked when the maximal ISR has min ISR members (counted on its bits, unread)."""
+    if isinstance(maximal, Lazy) and maximal.ids is not None and not maximal.read():
+        enough = z3.Sum([z3.If(x, 1, 0) for x in maximal.ids.values()]) >= min_isr
+    else:
+        enough = z3.BoolVal(len(maximal) >= min_isr)
     t, a = dict(h.pending.terms), dict(h.acked.terms)
     for v in range(len(a)):
         done = z3.And(t[("hp", v)], t[("hpl", v)] == b, t[("hple", v)] == _z(leader_epoch), t[("hpoff", v)] < _z(hw))
@@ -675,6 +702,19 @@ def symbolic_state(layout: Layout, pre: Sym, ex: Explorer) -> State:
                  symbolic_history(layout, pre, ex))
 
 
+def sym_maximal_isr(self: Broker) -> Any:
+    """Broker.maximal_isr (the ISR and a pending expansion) of unread sets: their bits' union,
+    unread; else the property as written."""
+    isr, pending = self.isr, self.pending
+    if (isinstance(isr, Lazy) and isinstance(pending, Lazy) and isr.ids is not None and pending.ids is not None
+            and not isr.read() and not pending.read() and set(isr.ids) == set(pending.ids)):
+        return lazy_set(isr.ex, {j: z3.simplify(z3.Or(isr.ids[j], pending.ids[j])) for j in sorted(isr.ids)})
+    return _MAXIMAL_ISR.fget(self)  # type: ignore[union-attr]
+
+
+_MAXIMAL_ISR = Broker.__dict__["maximal_isr"]
+
+
 @contextlib.contextmanager
 def symbolic_model() -> Iterator[None]:
     """While deriving: network.py answers from the slots, the history updates from the arrays."""
@@ -699,7 +739,9 @@ def symbolic_model() -> Iterator[None]:
         (broker_actions, "expose", sym_expose),
         (broker_actions, "produced", sym_produced),
     ] + [(broker_actions, name, merged_rule(getattr(broker_actions, name))) for name in _PARTITION_RULES]
-    saved = [(module, name, getattr(module, name)) for module, name, _ in patches]
+    patches.append((Broker, "maximal_isr", property(sym_maximal_isr)))
+    saved = [(module, name, module.__dict__[name] if isinstance(module, type) else getattr(module, name))
+             for module, name, _ in patches]
     for module, name, value in patches:
         setattr(module, name, value)
     try:

@@ -126,20 +126,21 @@ def leader_progress(s: State, ctx: Context, b: int) -> State:
     h = s.history
     if hw != lb.hw:
         s = s._replace(brokers=set_broker(s, b, lb._replace(hw=hw)))
-        h = complete_produces(h, b, lb.leader_epoch, hw, len(maximal) >= min_isr)
+        h = complete_produces(h, b, lb.leader_epoch, hw, maximal, min_isr)
     h = expose(h, lb.log, hw)
     return s if h is s.history else s._replace(history=h)
 
 
-def complete_produces(h: History, b: int, leader_epoch: int, hw: int, enough: bool) -> History:
+def complete_produces(h: History, b: int, leader_epoch: int, hw: int, maximal: tuple[int, ...],
+                      min_isr: int) -> History:
     """Partition.checkEnoughReplicasReachOffset for the produces leader b (in `leader_epoch`)
-    holds below its new HW: acked when the maximal ISR has min ISR members (`enough`), else
-    failed with NOT_ENOUGH_REPLICAS_AFTER_APPEND; either way no longer pending."""
+    holds below its new HW: acked when the maximal ISR has min ISR members, else failed with
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND; either way no longer pending."""
     done = [p for p in h.pending if p.leader == b and p.leader_epoch == leader_epoch and p.offset < hw]
     if not done:
         return h
     acked = h.acked
-    if enough:
+    if len(maximal) >= min_isr:
         acked = tuple(sorted(acked + tuple(p.value for p in done)))
     return h._replace(pending=tuple(p for p in h.pending if p not in done), acked=acked)
 
