@@ -261,7 +261,8 @@ def merged_rule(fn: Callable[..., Any]) -> Callable[..., Any]:
             for pc, r in paths:
                 if r[0] == "ok":
                     groups.setdefault(_shape(r[1]), []).append((pc, r[1]))
-            return crash, [(z3.Or([pc for pc, _ in cases]), _merge_values(ex, cases)) for cases in groups.values()]
+            return crash, [(z3.Or([pc for pc, _ in cases]), None if cases[0][1] is None else _merge_values(ex, cases))
+                           for cases in groups.values()]
 
         crash, options = ex.memo(("rule", fn.__name__, _key(args), _key(tuple(sorted(kwargs.items())))), explore)
         if crash and ex.decide(z3.Or([pc for pc, _ in crash])):
