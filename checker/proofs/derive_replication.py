@@ -17,6 +17,9 @@ The stand-in state follows replication_state's layout:
   count); while deriving, those answer from the slots: a send fills the first empty slot (If
   terms, no fork), `exists` and `lose` explore their predicate on each slot on its own and
   merge it into one condition per slot;
+- partition.py's pure rules (leader_hw, can_expand_isr, fetch_divergence, follower_truncation,
+  out_of_range_truncation) are merged at their call (`merged_rule`), so their branches do not
+  multiply the action's paths; `Broker.maximal_isr` of two unread sets is their bits' union;
 - the ghost history: the model's updates of the produce requests and the exposed prefix
   (broker_actions.live_pending, complete_produces, expose, produced) are answered on
   replication_state's arrays (hp/hpl/hple/hpoff, acked, elen/eep/eval), the abstraction of the
