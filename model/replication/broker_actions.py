@@ -5,6 +5,7 @@ They follow core/src/main/scala/kafka/cluster/Partition.scala and the fetcher th
 """
 from __future__ import annotations
 
+from model.replication import network
 from model.replication.context import Context
 from model.replication.partition import (
     OFFSET_OUT_OF_RANGE,
@@ -35,8 +36,6 @@ from model.replication.state import (
     IsrMember,
     Pending,
     State,
-    with_message,
-    without_message,
 )
 
 _INELIGIBLE = AP_ERRORS.index("INELIGIBLE_REPLICA")
@@ -127,18 +126,39 @@ def leader_progress(s: State, ctx: Context, b: int) -> State:
     h = s.history
     if hw != lb.hw:
         s = s._replace(brokers=set_broker(s, b, lb._replace(hw=hw)))
-        # Partition.checkEnoughReplicasReachOffset: acked, or NOT_ENOUGH_REPLICAS_AFTER_APPEND
-        done = [p for p in h.pending if p.leader == b and p.leader_epoch == lb.leader_epoch and p.offset < hw]
-        if done:
-            acked = h.acked
-            if len(maximal) >= min_isr:
-                acked = tuple(sorted(acked + tuple(p.value for p in done)))
-            h = h._replace(pending=tuple(p for p in h.pending if p not in done), acked=acked)
-    if hw > len(h.exposed):  # else nothing readable is new
-        readable = lb.log[:hw]
-        if len(readable) > len(h.exposed) and readable[: len(h.exposed)] == h.exposed:
-            h = h._replace(exposed=readable)
+        h = complete_produces(h, b, lb.leader_epoch, hw, maximal, min_isr)
+    h = expose(h, lb.log, hw)
     return s if h is s.history else s._replace(history=h)
+
+
+def complete_produces(h: History, b: int, leader_epoch: int, hw: int, maximal: tuple[int, ...],
+                      min_isr: int) -> History:
+    """Partition.checkEnoughReplicasReachOffset for the produces leader b (in `leader_epoch`)
+    holds below its new HW: acked when the maximal ISR has min ISR members, else failed with
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND; either way no longer pending."""
+    done = [p for p in h.pending if p.leader == b and p.leader_epoch == leader_epoch and p.offset < hw]
+    if not done:
+        return h
+    acked = h.acked
+    if len(maximal) >= min_isr:
+        acked = tuple(sorted(acked + tuple(p.value for p in done)))
+    return h._replace(pending=tuple(p for p in h.pending if p not in done), acked=acked)
+
+
+def expose(h: History, log: tuple[LogEntry, ...], hw: int) -> History:
+    """What consumers can read: a leader's log below its HW, when it extends the longest
+    prefix ever exposed (a readable log that contradicts it leaves it as it is)."""
+    if hw <= len(h.exposed):
+        return h  # nothing readable is new
+    readable = log[:hw]
+    if len(readable) > len(h.exposed) and readable[: len(h.exposed)] == h.exposed:
+        return h._replace(exposed=readable)
+    return h
+
+
+def produced(h: History, p: Pending) -> History:
+    """The produce request `p` waits in purgatory; the producer's next value follows."""
+    return h._replace(next_value=p.value + 1, pending=h.pending + (p,))
 
 
 def effective_min_isr(ctx: Context, lb: Broker) -> int:
@@ -240,18 +260,17 @@ def send_fetch(s: State, ctx: Context, f: int) -> State | None:
     leader = fb.leader
     if not fb.alive or leader == NO_LEADER or leader == f or not s.brokers[leader].alive:
         return None
-    if s.in_flight() >= ctx.p.max_in_flight:
+    if network.count(s) >= ctx.p.max_in_flight:
         return None
-    for r in s.fetch_requests:  # one fetch at a time per fetcher
-        if r.follower == f and r.broker_epoch == fb.epoch and r.leader_epoch == fb.leader_epoch:
-            return None
-    for resp in s.fetch_responses:
-        if resp.follower == f and resp.leader_epoch == fb.leader_epoch:
-            return None
+    if network.exists(s, FetchRequest, lambda r: r.follower == f and r.broker_epoch == fb.epoch
+                      and r.leader_epoch == fb.leader_epoch):
+        return None  # one fetch at a time per fetcher
+    if network.exists(s, FetchResponse, lambda r: r.follower == f and r.leader_epoch == fb.leader_epoch):
+        return None
     # before KIP-101 (variant R1/R2) a Fetch carried no last fetched epoch: no divergence check
     fetched_epoch = last_epoch(fb.log) if ctx.r.truncate_by_epoch else UNKNOWN
     req = FetchRequest(f, leader, fb.epoch, fb.leader_epoch, len(fb.log), fetched_epoch)
-    return s._replace(fetch_requests=with_message(s.fetch_requests, req))
+    return network.send(s, req)
 
 
 def _fetch_error(req: FetchRequest, error: int) -> FetchResponse:
@@ -263,7 +282,7 @@ def handle_fetch(s: State, ctx: Context, req: FetchRequest) -> State | None:
     lb = s.brokers[req.leader]
     if not lb.alive:
         return None
-    s = s._replace(fetch_requests=without_message(s.fetch_requests, req))
+    s = network.receive(s, req)
     f = req.follower
     if lb.leader != req.leader:
         resp = _fetch_error(req, F_NOT_LEADER)
@@ -296,7 +315,7 @@ def handle_fetch(s: State, ctx: Context, req: FetchRequest) -> State | None:
             s = _record_position(s, ctx, req)
     fb = s.brokers[f]
     if fb.alive and fb.epoch == req.broker_epoch:  # else the sender's connection died with it
-        s = s._replace(fetch_responses=with_message(s.fetch_responses, resp))
+        s = network.send(s, resp)
     return leader_progress(s, ctx, req.leader)
 
 
@@ -321,7 +340,7 @@ def _maybe_expand_isr(s: State, ctx: Context, b: int, f: int) -> State:
     """Partition.maybeExpandIsr: propose ISR + f when f is caught up and eligible (KIP-497, KIP-903)."""
     lb = s.brokers[b]
     leo, broker_epoch, _ = lb.followers[f]
-    if f in lb.isr or s.in_flight() + 1 >= ctx.p.max_in_flight:
+    if f in lb.isr or network.count(s) + 1 >= ctx.p.max_in_flight:
         return s  # no room beside the fetch response: the leader tries again on f's next fetch
     if not can_expand_isr(follower_leo=leo, leader_hw=lb.hw, leso=lb.leso,
                           eligible=eligible(s, ctx, f, broker_epoch), pending=bool(lb.pending),
@@ -335,10 +354,7 @@ def _send_alter_partition(s: State, b: int, lb: Broker, proposed: tuple[int, ...
     """Partition.submitAlterPartition: the proposal carries every member's broker epoch (KIP-903)."""
     members = tuple(IsrMember(i, lb.epoch if i == b else lb.followers[i].broker_epoch) for i in proposed)
     req = AlterPartitionRequest(b, lb.epoch, lb.leader_epoch, lb.partition_epoch, members, False)
-    return s._replace(
-        brokers=set_broker(s, b, lb._replace(pending=proposed)),
-        ap_requests=with_message(s.ap_requests, req),
-    )
+    return network.send(s._replace(brokers=set_broker(s, b, lb._replace(pending=proposed))), req)
 
 
 def shrink_isr(s: State, ctx: Context, b: int, f: int) -> State | None:
@@ -346,7 +362,7 @@ def shrink_isr(s: State, ctx: Context, b: int, f: int) -> State | None:
     lb = s.brokers[b]
     if not lb.alive or lb.leader != b or f not in lb.isr or f == b or lb.pending:
         return None
-    if lb.followers[f].leo >= len(lb.log) or s.in_flight() >= ctx.p.max_in_flight:
+    if lb.followers[f].leo >= len(lb.log) or network.count(s) >= ctx.p.max_in_flight:
         return None  # a follower at the leader's LEO is never out of sync
     followers = list(lb.followers)
     followers[f] = followers[f]._replace(caught_up=False)  # its last caught-up time is now too old
@@ -359,7 +375,7 @@ def handle_fetch_response(s: State, ctx: Context, resp: FetchResponse) -> State 
     fb = s.brokers[resp.follower]
     if not fb.alive:
         return None
-    s = s._replace(fetch_responses=without_message(s.fetch_responses, resp))
+    s = network.receive(s, resp)
     if fb.leader != resp.leader or fb.leader_epoch != resp.leader_epoch or len(fb.log) != resp.fetch_offset:
         return _fetch_again(s, ctx, resp.follower)  # the fetch state moved on: the response is discarded
     if resp.error == F_DIVERGING:
@@ -391,7 +407,7 @@ def handle_alter_partition_response(s: State, ctx: Context, resp: AlterPartition
     if (ctx.r.metadata_before_response and resp.error == _AP_NONE
             and lb.meta < resp.registration[0].partition_epoch <= replayable(s, ctx)):
         return None  # timing assumption: the leader replays the record before the response (spec); only a committed one
-    s = s._replace(ap_responses=without_message(s.ap_responses, resp))
+    s = network.receive(s, resp)
     proposed = tuple(i for i, _ in resp.request.new_isr)
     req = resp.request
     if (lb.leader != resp.leader or lb.pending != proposed or lb.leader_epoch != req.leader_epoch
@@ -420,7 +436,7 @@ def produce(s: State, ctx: Context, b: int, value: int) -> State | None:
         return None  # NOT_ENOUGH_REPLICAS: rejected, nothing written
     offset = len(lb.log)
     lb = lb._replace(log=lb.log + (LogEntry(lb.leader_epoch, value),))
-    h = h._replace(next_value=value + 1, pending=h.pending + (Pending(value, b, lb.leader_epoch, offset),))
+    h = produced(h, Pending(value, b, lb.leader_epoch, offset))
     s = s._replace(brokers=set_broker(s, b, lb), history=h)
     return leader_progress(s, ctx, b)
 

@@ -9,11 +9,12 @@ log is replicated by a KRaft quorum: each event's write is a batch that commits 
 from __future__ import annotations
 
 from model.replication import controller as rules
+from model.replication import network
 from model.replication.broker_actions import leader_progress
 from model.replication.context import Context
 from model.replication.records import BrokerRegistration, PartitionRegistration
 from model.replication.state import (
-    AP_ERRORS, AlterPartitionRequest, AlterPartitionResponse, Batch, State, with_messages, without_message,
+    AP_ERRORS, AlterPartitionRequest, AlterPartitionResponse, Batch, FetchRequest, State,
 )
 
 
@@ -43,7 +44,7 @@ def settle(before: State, s: State, ctx: Context, responses: tuple[AlterPartitio
         last = c.uncommitted[-1]
         held = c.uncommitted[:-1] + (last._replace(responses=last.responses + responses),)
         return s._replace(controller=c._replace(uncommitted=held))
-    return s._replace(ap_responses=with_messages(s.ap_responses, responses))
+    return network.send_all(s, responses)
 
 
 def commit_metadata(s: State, ctx: Context) -> State | None:
@@ -53,8 +54,7 @@ def commit_metadata(s: State, ctx: Context) -> State | None:
     if not c.uncommitted:
         return None
     first = c.uncommitted[0]
-    return s._replace(controller=c._replace(uncommitted=c.uncommitted[1:]),
-                      ap_responses=with_messages(s.ap_responses, first.responses))
+    return network.send_all(s._replace(controller=c._replace(uncommitted=c.uncommitted[1:])), first.responses)
 
 
 def controller_failover(s: State, ctx: Context) -> State | None:
@@ -69,10 +69,10 @@ def controller_failover(s: State, ctx: Context) -> State | None:
     first = c.uncommitted[0]
     keep = first.partition.partition_epoch
     log = tuple(r for r in c.log if r.partition_epoch <= keep) or (first.partition,)
-    requests = with_messages(s.ap_requests, tuple(r.request for batch in c.uncommitted for r in batch.responses))
+    requests = tuple(r.request for batch in c.uncommitted for r in batch.responses)
     controller = c._replace(brokers=first.brokers, log=log, uncommitted=(), failovers=c.failovers + 1,
                             reverted=c.reverted or c.log[-1] != first.partition)
-    return s._replace(controller=controller, ap_requests=requests)
+    return network.send_all(s._replace(controller=controller), requests)
 
 
 def set_registration(s: State, b: int, reg: BrokerRegistration) -> tuple[BrokerRegistration, ...]:
@@ -87,8 +87,8 @@ def fence_broker(s: State, ctx: Context, b: int) -> State | None:
     alive = s.brokers[b].alive
     if reg.fenced or (alive and (0 <= ctx.p.fences <= s.history.fences or not ctx.p.fault_left(s.history))):
         return None
-    if alive and ctx.r.no_fence_with_stale_fetch and any(
-            r.follower == b and r.broker_epoch < reg.epoch for r in s.fetch_requests):
+    if alive and ctx.r.no_fence_with_stale_fetch and network.exists(
+            s, FetchRequest, lambda r: r.follower == b and r.broker_epoch < reg.epoch):
         return None  # timing assumption H2 (spec/replication.md)
     before = s
     regs = set_registration(s, b, reg._replace(fenced=True))
@@ -122,7 +122,7 @@ def unfence_broker(s: State, ctx: Context, b: int) -> State | None:
 
 def handle_alter_partition(s: State, ctx: Context, req: AlterPartitionRequest) -> State | None:
     """The controller validates and applies an AlterPartition (ReplicationControlManager.alterPartition)."""
-    s = s._replace(ap_requests=without_message(s.ap_requests, req))
+    s = network.receive(s, req)
     before = s
     current = s.controller.partition
     error, change = rules.alter_partition(

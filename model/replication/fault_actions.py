@@ -1,12 +1,13 @@
 """Faults: crashes (clean, unclean, lossy), restarts with a new broker epoch, message loss."""
 from __future__ import annotations
 
+from model.replication import broker_actions, network
 from model.replication import controller as rules
-from model.replication.broker_actions import apply_registration, live_pending, set_broker
+from model.replication.broker_actions import apply_registration, set_broker
 from model.replication.context import Context
 from model.replication.controller_actions import set_registration, write
 from model.replication.records import BrokerRegistration
-from model.replication.state import UNKNOWN, State, without_message
+from model.replication.state import UNKNOWN, AlterPartitionResponse, FetchRequest, FetchResponse, State
 
 
 def _go_down(s: State, b: int, clean: bool) -> State:
@@ -20,13 +21,10 @@ def _go_down(s: State, b: int, clean: bool) -> State:
     )
     brokers = set_broker(s, b, broker)
     h = s.history
-    return s._replace(
-        brokers=brokers,
-        fetch_requests=tuple(m for m in s.fetch_requests if m.leader != b),
-        fetch_responses=tuple(m for m in s.fetch_responses if m.follower != b),
-        ap_responses=tuple(m for m in s.ap_responses if m.leader != b),
-        history=live_pending(h._replace(crashes=h.crashes + 1), brokers),
-    )
+    s = s._replace(brokers=brokers, history=broker_actions.live_pending(h._replace(crashes=h.crashes + 1), brokers))
+    s = network.lose(s, FetchRequest, lambda m: m.leader == b)
+    s = network.lose(s, FetchResponse, lambda m: m.follower == b)
+    return network.lose(s, AlterPartitionResponse, lambda m: m.leader == b)
 
 
 def _may_go_down(s: State, ctx: Context, b: int) -> bool:
@@ -117,8 +115,4 @@ def drop_message(s: State, ctx: Context, m: object) -> State | None:
         return None
     if ctx.p.losses >= 0:  # an unbounded budget keeps no count, so states differ less
         s = s._replace(history=s.history._replace(losses=s.history.losses + 1))
-    for field in ("fetch_requests", "fetch_responses", "ap_requests", "ap_responses"):
-        messages = getattr(s, field)
-        if m in messages:
-            return s._replace(**{field: without_message(messages, m)})
-    return None
+    return network.receive(s, m) if network.holds(s, m) else None

@@ -15,11 +15,12 @@ from itertools import combinations
 from typing import Any, Callable
 
 from model.interface import Fairness, Property, leads_to, strong_fairness, weak_fairness
+from model.replication import network
 from model.replication.broker_actions import leader_progress
 from model.replication.context import Context
 from model.replication.params import Params
 from model.replication.properties import current_leader
-from model.replication.state import AlterPartitionRequest, AlterPartitionResponse, State, with_message
+from model.replication.state import AlterPartitionRequest, AlterPartitionResponse, State
 
 # --- where the fair actions are forced ----------------------------------------------------------
 
@@ -95,7 +96,7 @@ def resend_alter_partition(s: State, message: Any, t: State) -> State:
             return t  # the sender is gone with its connection
     else:
         return t
-    return t._replace(ap_requests=with_message(t.ap_requests, request))
+    return network.send(t, request)
 
 
 # --- temporal properties ------------------------------------------------------------------------
