@@ -46,7 +46,7 @@ from checker.proofs.replication_state import (
     APREQ, APRESP, EMPTY, FREQ, FRESP, SLOT_BOOLS, SLOT_INTS, Layout, fresh,
 )
 from checker.proofs.symbolic import (
-    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, _merge_values, _same, _shape, _z,
+    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, merge_values as _merge_values, _same, shape_of as _shape, _z,
 )
 from checker.proofs.term import Step, Sym, select, smin
 from model.replication import broker_actions, network, state
@@ -928,8 +928,7 @@ def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any, max
         merged[k] = merge_terms([(pc, u.get(k, pre[k])) for pc, u in enabled])
     post = pre.set(merged)
     crash = z3.Or([pc for pc, _ in crashed]) if crashed else z3.BoolVal(False)
-    size = sum(len(v.sexpr()) for v in merged.values()) + len(guard.sexpr())
-    return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, post), size=size,
+    return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, post),
                    crash=crash, crash_paths=len(crashed), crashes=tuple(sorted({w for _, w in crashed})))
 
 
