@@ -1,7 +1,7 @@
 """`kcheck prove`: Z3 proofs over the symbolic encoding of a model (checker/proofs/).
 
   kcheck prove [CONFIG.toml] [--model kraft|replication] [--variant NAME] [--preset NAME] [--set K=V]...
-               [--size N] [--invariant NAME]... [--bmc K] [--timeout S] [--all-actions] [--json]
+               [--size N] [--invariant NAME]... [--bmc K] [--timeout S] [--all-actions] [--derive] [--json]
                [--trace-out FILE]
 
 Without --bmc: induction. The invariants (default for kraft: election_safety, log_matching and
@@ -60,6 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds per Z3 query (induction) or in all (BMC); past it: unknown, exit 3")
     parser.add_argument("--all-actions", action="store_true",
                         help="check every action instance, not one per orbit of voter renamings")
+    parser.add_argument("--derive", action="store_true",
+                        help="kraft induction: prove on the relation derived from the model's Python even where "
+                             "its sources are those the hand-written encoding was checked against (an edited "
+                             "model always is)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--trace-out", metavar="FILE", help="with --bmc: write a violation as an ITF trace")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -146,6 +150,14 @@ def _encoding_text(encoding: dict[str, Any]) -> str:
             " was checked against)")
 
 
+def _not_recorded(rc: RunConfig) -> bool:
+    """The sources differ from those the hand-written encoding was checked against: an edited
+    model, proved on the relation derived from it instead of refused."""
+    from checker.proofs.checked_against import refusal
+
+    return refusal(rc.model, any_size=False) is not None
+
+
 def _derived_encoding() -> dict[str, Any]:
     """The `encoding_check` object of a proof on the derived relation (filled in as it runs)."""
     from checker.provenance import model_digest
@@ -183,6 +195,9 @@ def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = No
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.derive and (args.size == "any" or args.bmc or (args.model or "kraft") != "kraft"):
+        raise ConfigError("--derive: the relation is derived from the model for kraft induction at a fixed size "
+                          "only (not with --size any, --bmc or --model replication)")
     if args.size == "any":
         from checker.proofs import prove_any
 
@@ -193,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
     from checker.outputs import check_outputs
 
     check_outputs(files=[("--trace-out", args.trace_out)], inputs=[("the config file", args.config_file)])
-    derive = rc.model == "kraft" and not args.bmc  # induction on the relation derived from the model as written
+    derive = rc.model == "kraft" and not args.bmc and (args.derive or _not_recorded(rc))
     encoding = _derived_encoding() if derive else _encoding_follows(rc)
     size_key = _SIZE_KEY[rc.model]
     report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
