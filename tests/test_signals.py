@@ -259,8 +259,10 @@ def _spark_stop(tmp_path: Path, argv: list[str], ready: str, ctrl_c: bool) -> tu
         proc.wait()
 
 
+# Every level a Spark job (--driver-level 0): smoke's levels are small enough for the driver, which
+# would finish the whole search before the signal.
 SPARK_CHECK = ["check", "--engine", "spark", "--master", "local[1]", "--model", "kraft", "--preset", "smoke",
-               "--partitions", "2"]
+               "--partitions", "2", "--driver-level", "0"]
 
 
 @pytest.mark.slow  # a JVM each: about a minute on 2 shared cores
