@@ -3,8 +3,10 @@ each way of each decision in the model's rules (checker/walks/branches.py); prin
 
     python bench/bench_branch_coverage.py                                   # kraft, the CI sample's budget
     python bench/bench_branch_coverage.py --model replication --walks 1000 --depth 40
+    python bench/bench_branch_coverage.py --preset voter-checks --walks 15             # one preset's share
 
-The walks are the model's alone (no JVM): walk w of seed S over preset w % len(presets), drawn as
+The walks are the model's alone (no JVM): walk w of seed S over preset w % len(presets) (conform's
+presets, or those given with --preset), drawn as
 kcheck conform draws them, except that conform also skips a draw the real code cannot take, so its
 walks may part from these after such a draw. The model runs as Python (KCHECK_PURE_PYTHON=1 is set
 here). Both draws are run, plain and steered (`kcheck conform --steer`, checker/walks/steer.py),
@@ -64,10 +66,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--variant", default="kafka-4.1")
     parser.add_argument("--rarest", type=int, default=10, help="how many of the rarest reached ways to list")
+    parser.add_argument("--preset", action="append", default=[],
+                        help="walk these presets only (repeatable; default: every preset kcheck conform walks)")
     args = parser.parse_args()
     import importlib
     module = importlib.import_module(f"checker.conform.{args.model}")
-    presets = list(getattr(module, "PRESETS", load_definition(args.model).presets))
+    presets = args.preset or list(getattr(module, "PRESETS", load_definition(args.model).presets))
     models = [(p, load_config(model=args.model, variant=args.variant, preset=p).build()) for p in presets]
     files = [branches.Decisions.of(str(ROOT / f)) for f in SOURCES[args.model]]
     out: dict = {"model": args.model, "variant": args.variant, "presets": presets, "walks": args.walks,

@@ -96,6 +96,15 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
     # searches it by rounds, where K5 is 7 deep (spec/gate.toml, spec/kraft.md).
     "voter-race": {"voters": 4, "voter_changes": 2, "max_epoch": 3, "max_log": 3, "max_in_flight": 10,
                    "faults": 0, "timeouts": 5},
+    # Dynamic voters at their checks (KIP-853): two voters and one spare, three voter changes, one
+    # election (one timer expiration), room for five entries, no faults: AddVoter and RemoveVoter
+    # offered again and again against each of the leader's checks (no HW of its epoch yet, the
+    # last VotersRecord uncommitted, the spare not caught up, an id already a voter, an id not a
+    # voter). Small enough that the walks of `kcheck conform` hit each check several times where
+    # the larger dynamic presets do once or twice (docs/conform.md, "Which model branches the
+    # walks reach").
+    "voter-checks": {"voters": 2, "spares": 1, "voter_changes": 3, "max_epoch": 1, "max_log": 5,
+                     "max_in_flight": 1, "faults": 0, "timeouts": 1},
 }
 
 
