@@ -170,6 +170,8 @@ def property_errors(model: Any, states: list[Any], table: dict | None = None) ->
 
 
 CASES = [("replication", p) for p in REPLICATION.presets] + [("kraft", p) for p in KRAFT.presets]
+# `voter-checks` (one election, one message in flight) enables few actions a state: its sample compares 229
+MIN_COMPARED = {("kraft", "voter-checks"): 200}
 
 
 def _model(name: str, preset: str) -> Any:
@@ -182,7 +184,7 @@ def test_every_action_footprint_holds_on_a_breadth_first_sample(model_name, pres
     states = spread(bfs_sample(model, 6 * SAMPLE), SAMPLE)
     errors, compared = declaration_errors(model, states)
     assert errors == []
-    assert compared > 300  # the perturbations compared something
+    assert compared > MIN_COMPARED.get((model_name, preset), 300)  # the perturbations compared something
 
 
 @pytest.mark.parametrize("model_name, preset", CASES)
