@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         spark = json.loads(out)
         log = _event_log(events)
         on_spark = _spark_levels(where / "tables", args.driver_level)
-        same = local is None or all(spark[k] == local[k] for k in
+        same = None if local is None else all(spark[k] == local[k] for k in
                                     ("result", "distinct_states", "states_generated", "depth", "action_counts"))
         distinct = spark["distinct_states"]
         report["spark"] = {
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             if on_spark["new_states"] else None,
         }
     print(json.dumps(report), flush=True)
-    return 0 if same else 1
+    return 1 if same is False else 0
 
 
 if __name__ == "__main__":
