@@ -103,9 +103,15 @@ def test_cli_on_the_shared_session(spark, capsys) -> None:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def cluster_home(tmp_path_factory) -> Path:
+    """The folder of the cluster's logs and work directories (work0, work1: the executors' own)."""
+    return tmp_path_factory.mktemp("spark-cluster")
+
+
+@pytest.fixture(scope="module")
+def cluster(cluster_home: Path):
     """A Master and two Workers (1 core, 1g each) on 127.0.0.1; yields the master URL."""
-    with standalone_cluster(tmp_path_factory.mktemp("spark-cluster"), workers=2) as url:
+    with standalone_cluster(cluster_home, workers=2) as url:
         yield url
 
 
@@ -211,24 +217,60 @@ def test_check_engine_options_are_checked(tmp_path: Path) -> None:
     for argv, message in ((["--master", "local[2]"], "--master needs --engine spark"),
                           (["--partitions", "3"], "--partitions needs --engine spark"),
                           (["--engine", "spark", "--workers", "2"], "--workers is for --engine local"),
-                          (["--engine", "spark", "--resume", str(tmp_path)], "--resume is for --engine local")):
+                          (["--engine", "spark", "--resume", str(tmp_path)], "--resume is for --engine local"),
+                          (["--conf", "spark.executor.memory=2g"], "--conf needs --engine spark"),
+                          (["--engine", "spark", "--conf", "spark.executor.memory"], "expected KEY=VALUE"),
+                          (["--engine", "spark", "--conf", "spark.executor.memory="], "expected KEY=VALUE"),
+                          (["--engine", "spark", "--conf", "executor.memory=2g"], "'executor.memory' is not a Spark"
+                                                                                   " property"),
+                          (["--engine", "spark", "--conf", "spark.executor.memory=1g", "--conf",
+                            "spark.executor.memory=2g"], "--conf spark.executor.memory is given twice")):
         p = run(*argv)
         assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, (argv, p.stderr)
+        assert len(p.stderr.splitlines()) == 1, p.stderr
+    walks = subprocess.run([sys.executable, "-m", "checker.cli", "simulate", "--preset", "smoke", "--walks", "1",
+                            "--conf", "spark.executor.memory=2g"], capture_output=True, text=True, cwd=ROOT,
+                           timeout=120)
+    assert walks.returncode == 2 and "--conf needs --engine spark" in walks.stderr, walks.stderr
 
 
-def test_check_on_a_standalone_cluster_of_two_workers_gives_the_local_result(cluster, tmp_path: Path) -> None:
-    """`kcheck check --engine spark --master spark://...`: the same JSON report as the local engine."""
+def test_conf_pairs_reach_the_session_a_command_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--conf KEY=VALUE` (repeatable) on check and simulate: the properties of the session they start."""
+    from checker.walks import spark as spark_module
+
+    asked: list[dict] = []
+
+    def refuse(master=None, app_name="", **kw):  # stands in for starting Spark: what the command asked for
+        asked.append(kw.get("conf"))
+        raise spark_module.SparkUnavailable("not started here")
+
+    monkeypatch.setattr(spark_module, "spark_session", refuse)
+    monkeypatch.setattr(spark_module, "_active_context", lambda: None)
+    confs = ["--conf", "spark.executor.pyspark.memory=512m", "--conf", "spark.executor.memory = 2g"]
+    assert main(["check", "--preset", "smoke", "--engine", "spark", "--quiet", *confs]) == 2
+    assert main(["simulate", "--preset", "smoke", "--engine", "spark", "--walks", "1", "--quiet", *confs]) == 2
+    assert asked == [{"spark.executor.pyspark.memory": "512m", "spark.executor.memory": "2g"}] * 2
+
+
+def test_check_on_a_standalone_cluster_of_two_workers_gives_the_local_result(cluster, cluster_home: Path,
+                                                                            tmp_path: Path) -> None:
+    """`kcheck check --engine spark --master spark://...`: the same JSON report as the local engine;
+    `--conf spark.executor.pyspark.memory=...` caps every executor's Python workers."""
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER.format(root=str(ROOT)))
     argv = ["check", "--preset", "smoke", "--variant", "hw-without-maximal-isr", "--json", "--quiet",
             "--no-liveness"]
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", KCHECK_SPARK_LOG=str(tmp_path / "driver-jvm.log"))
     p = subprocess.run([sys.executable, str(driver), *argv, "--engine", "spark", "--master", cluster,
-                        "--partitions", "4", "--run-dir", str(tmp_path / "run"), "--driver-level", "0"],
+                        "--partitions", "4", "--run-dir", str(tmp_path / "run"), "--driver-level", "0",
+                        "--conf", "spark.executor.pyspark.memory=300m"],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert p.returncode == 1, p.stderr[-3000:]
     remote = json.loads(p.stdout)
     assert remote["workers"] == 2  # the cluster's cores: one on each worker
+    for worker in ("work0", "work1"):  # PySpark's worker says so on the executor's stderr as it sets RLIMIT_AS
+        said = [f.read_text() for f in (cluster_home / worker).rglob("stderr")]
+        assert any(f"Setting mem limits to {300 << 20} of max {300 << 20}" in text for text in said), worker
     q = subprocess.run([sys.executable, "-m", "checker.cli", *argv, "--workers", "1"], capture_output=True,
                        text=True, cwd=ROOT, timeout=600)
     local = json.loads(q.stdout)

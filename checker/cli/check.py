@@ -18,7 +18,7 @@ from checker.traces.render import render_text, trace_json
 from checker.selection import select_invariants
 from checker.cli.options import (EXIT_INCOMPLETE, EXIT_OK, EXIT_VIOLATION, _config_text, _positive_int,
                                  add_config_arguments, default_workers, nonnegative_int, positive_seconds, process_count,
-                                 progress_printer, run_config, with_timeout)
+                                 progress_printer, run_config, spark_conf_pair, spark_confs, with_timeout)
 
 # ---------------------------------------------------------------------------------------------
 # kcheck check
@@ -66,6 +66,9 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--driver-level", type=nonnegative_int, metavar="N", default=None,
                         help="spark engine: a BFS level of at most N states is expanded on the driver instead of"
                              " by a Spark job (default 5,000; 0: every level on Spark)")
+    parser.add_argument("--conf", action="append", type=spark_conf_pair, metavar="KEY=VALUE",
+                        help="spark engine: a Spark property for the session this run starts, e.g."
+                             " spark.executor.pyspark.memory=512m (repeatable; docs/performance.md)")
     parser.add_argument("--out", metavar="DIR",
                         help="spark engine: write per-level and per-action counts and the run's row as Parquet"
                              " tables in DIR, new or empty (docs/simulate.md, 'Results as data')")
@@ -306,10 +309,11 @@ def _resumed_config(args: argparse.Namespace) -> None:
 def _check_engine_options(args: argparse.Namespace) -> None:
     if args.engine == "local":
         for option, value in (("--master", args.master), ("--partitions", args.partitions), ("--out", args.out),
-                              ("--driver-level", args.driver_level)):
+                              ("--driver-level", args.driver_level), ("--conf", args.conf)):
             if value is not None:
                 raise ConfigError(f"{option} needs --engine spark")
     else:
+        spark_confs(args.conf)  # a key given two values: bad input before anything starts
         for option, value in (("--resume", args.resume), ("--workers", args.workers)):
             if value is not None:
                 raise ConfigError(f"{option} is for --engine local" + ("; with spark use --partitions"
@@ -327,7 +331,7 @@ def _explore_on_spark(args: argparse.Namespace, rc: RunConfig, progress: Callabl
     try:
         with guarded():  # a stop: the search's partial result (checker/search/spark_bfs.py), no Py4J traceback
             owned = _active_context() is None
-            session = spark_session(args.master, app_name="kcheck-check")
+            session = spark_session(args.master, app_name="kcheck-check", conf=spark_confs(args.conf))
             try:
                 stop.check()  # a stop while the session started
                 args.spark_master = session.sparkContext.master  # --out's run row names it

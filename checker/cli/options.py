@@ -132,6 +132,30 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def spark_conf_pair(text: str) -> tuple[str, str]:
+    """`--conf KEY=VALUE`: one Spark property for the session a command starts (e.g.
+    spark.executor.pyspark.memory=512m), an argparse type. Spark reads only keys that begin with
+    `spark.`; any other key, a missing `=` or an empty value is bad input."""
+    key, eq, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not eq or not key or not value:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (e.g. spark.executor.pyspark.memory=512m), got {text!r}")
+    if not key.startswith("spark.") or key == "spark." or any(c.isspace() for c in key):
+        raise argparse.ArgumentTypeError(f"{key!r} is not a Spark property: a key begins with 'spark.'"
+                                         " (e.g. spark.executor.pyspark.memory=512m)")
+    return key, value
+
+
+def spark_confs(pairs: list[tuple[str, str]] | None) -> dict[str, str]:
+    """The `--conf` pairs as a dict; one key given two values is bad input."""
+    confs: dict[str, str] = {}
+    for key, value in pairs or []:
+        if confs.get(key, value) != value:
+            raise ConfigError(f"--conf {key} is given twice, as {confs[key]!r} and {value!r}: give it once")
+        confs[key] = value
+    return confs
+
+
 def with_timeout(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """`run`, stopped after `args.timeout` seconds as Ctrl-C stops it (KeyboardInterrupt: the
     search returns its partial result, exit 3). SIGALRM: a forked worker does not inherit it."""

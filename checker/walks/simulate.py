@@ -32,7 +32,7 @@ DEFAULT_WALKS, DEFAULT_DEPTH, DEFAULT_SEED = 1000, 100, 0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `kcheck simulate` (the shared config options come from checker.cli)."""
-    from checker.cli.options import add_config_arguments, nonnegative_int, positive_int, process_count
+    from checker.cli.options import add_config_arguments, nonnegative_int, positive_int, process_count, spark_conf_pair
 
     add_config_arguments(parser)
     parser.add_argument("--invariant", dest="invariants", action="append", default=[], metavar="NAME",
@@ -69,6 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "local[N] or spark://host:port")
     parser.add_argument("--partitions", type=positive_int, metavar="P",
                         help="spark engine: number of partitions (default 4 x the default parallelism)")
+    parser.add_argument("--conf", action="append", type=spark_conf_pair, metavar="KEY=VALUE",
+                        help="spark engine: a Spark property for the session this run starts, e.g."
+                             " spark.executor.memory=2g (repeatable)")
     parser.add_argument("--distinct", choices=DISTINCT_MODES, default="exact",
                         help="count distinct states across walks exactly (default; memory grows with "
                              "them), estimate them with HyperLogLog (0.81%% std. error, 16 KiB), or not")
@@ -171,11 +174,15 @@ def _check_options(args: argparse.Namespace) -> str:
     under_spark_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     engine = args.engine or ("spark" if args.master or under_spark_submit else "local")
     if engine == "local":
-        for option, value in (("--master", args.master), ("--partitions", args.partitions)):
+        for option, value in (("--master", args.master), ("--partitions", args.partitions), ("--conf", args.conf)):
             if value is not None:
                 raise ConfigError(f"{option} needs --engine spark")
     elif args.processes is not None:
         raise ConfigError("--processes is for --engine local; with spark use --partitions")
+    else:
+        from checker.cli.options import spark_confs
+
+        spark_confs(args.conf)  # a key given two values: bad input before anything starts
     if not args.guided:
         for option, value in (("--rounds", args.rounds), ("--corpus", args.corpus), ("--cells", args.cells)):
             if value is not None:
@@ -245,11 +252,12 @@ def _run_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn |
 def _on_spark(args: argparse.Namespace, spec: ModelSpec, progress: ProgressFn | None,
               on_round: Callable[[RoundInfo], None] | None,
               out: tuple | None = None) -> tuple[Summary, int, str, float, dict | None]:
+    from checker.cli.options import spark_confs
     from checker.walks.spark import _active_context, count_distinct, default_log_path, run_spark, spark_session
 
     info = None
     owned = _active_context() is None
-    session = spark_session(args.master)  # None: local[*], or spark-submit's --master
+    session = spark_session(args.master, conf=spark_confs(args.conf))  # None: local[*], or spark-submit's --master
     master = session.sparkContext.master  # an active context (e.g. a test's) is reused as is
     try:
         stop.check()  # a stop while the session started
