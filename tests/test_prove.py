@@ -6,6 +6,7 @@ named lemma with a counterexample to induction, a timeout is never "proved", and
 counterexample is a trace the Python model takes, exported as ITF."""
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -613,7 +614,6 @@ def test_the_documented_bmc_of_r12_finds_it_in_3_steps(capsys):
 # ---------------------------------------------------------------------------------------------
 # An encoding that follows the model (checker/proofs/checked_against.py)
 
-import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
@@ -644,16 +644,17 @@ def test_an_unedited_model_proves_as_recorded(capsys):
 
 def _prove_edited(tmp_path: Path, rule: str, old: str, new: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`kcheck prove` (python -m checker.cli, from the checkout) on a copy of the checkout with one rule edited."""
-    copy = tmp_path / "kcheck"
-    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "__pycache__", "*.so", "_compiled_sources.json", "*.egg-info", ".pytest_cache",
-        ".hypothesis", "traces", "tests", "docs", "bench"))
-    path = copy / rule
-    text = path.read_text()
-    assert text.count(old) == 1, old
-    path.write_text(text.replace(old, new))
+    copy = _edits_bench().edited_copy({"name": rule, "file": rule, "old": old, "new": new}, tmp_path / "kcheck")
     return subprocess.run([sys.executable, "-m", "checker.cli", "prove", *args], cwd=copy, capture_output=True,
                           text=True, timeout=1200)
+
+
+def _edits_bench():
+    """bench/bench_prove_edits.py, whose edited_copy makes the copies here too."""
+    spec = importlib.util.spec_from_file_location("bench_prove_edits", ROOT / "bench" / "bench_prove_edits.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _refused(p: subprocess.CompletedProcess[str], model: str, edited: str) -> None:
