@@ -19,6 +19,10 @@ from model.kraft.state import REQUESTS, KraftState, Message, rpc_of
 Slot = tuple[int, int, int]  # (rpc: its request kind, requester, responder)
 
 
+class SlotTaken(Exception):
+    """An action sent a message into a slot that already holds one."""
+
+
 def slot_of(m: Message) -> Slot:
     """The slot a message occupies: a request's own pair, a response's request's."""
     if m.kind in REQUESTS:
@@ -74,8 +78,13 @@ def in_flight(s: KraftState, kind: int, requester: int, responder: int) -> bool:
 
 
 def send(s: KraftState, m: Message) -> KraftState:
-    """Put a message in flight (its slot is empty: the senders check in_flight first)."""
-    return put(s, *slot_of(m), m)
+    """Put a message in flight. Its slot must be empty: the senders check in_flight first, as
+    RequestManager does; a sender that does not would silently replace a message, which no Kafka
+    node does, so it is a model error rather than a loss."""
+    slot = slot_of(m)
+    if at(s, *slot) is not None:
+        raise SlotTaken(f"a second message in flight in slot {slot} (rpc, requester, responder): {m}")
+    return put(s, *slot, m)
 
 
 def remove(s: KraftState, m: Message) -> KraftState:
