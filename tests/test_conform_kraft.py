@@ -544,3 +544,23 @@ def test_a_model_that_refuses_what_the_code_accepts_is_found(classpath, monkeypa
     d = report.first.difference
     assert d.kind == "accepted" and d.action.startswith("offering RemoveVoter(leader=")
     assert "which the model refuses here" in d.reason and d.keys
+
+
+# a lone voter: Leader of epoch 1 from the start (KafkaRaftClient.initialize), restarts that stand again
+LONE = ("--preset", "default", "--preset", "restart", "--preset", "disk-loss", "--set", "voters=1",
+        "--set", "max_epoch=4", "--set", "max_log=4", "--set", "faults=3", "--set", "restarts=2",
+        "--walks", "12", "--depth", "12", "--seed", "1", "--json")
+
+
+@pytest.mark.parametrize("jars", ["kafka", "kafka-prevote"])
+def test_a_lone_voter_agrees_from_its_first_state(jars, request):
+    """With one voter the real node is Leader of epoch 1 before any step, and a restart makes it
+    Leader of the next epoch at once; the model agrees at every step, on the jars without pre-vote
+    (no-pre-vote) and with it (kafka-4.1). Each run is a `kcheck conform` process of its own."""
+    cp = request.getfixturevalue("kafka_classpath" if jars == "kafka" else "kafka_prevote_classpath")
+    out = _kcheck("conform", "--kafka-classpath", cp, *LONE)
+    report = json.loads(out.stdout)
+    assert out.returncode == 0 and report["result"] == "agree", report.get("difference")
+    assert report["variant"] == ("no-pre-vote" if jars == "kafka" else "kafka-4.1")
+    assert report["behaviours"] == 12 and not report["known_divergences"]
+    assert report["action_counts"]["Restart"] >= 2 and report["action_counts"]["ClientAppend"] > 0

@@ -410,3 +410,45 @@ def test_a_lost_disk_observer_restarts_as_its_leaders_follower():
     # an observer that knows no leader comes back Unattached, as before
     u = m.next_state(m.next_state(m.init_states()[0], A.DiskLoss(2)), A.Restart(2))
     assert (u.nodes[2].role, u.nodes[2].leader) == (UNATTACHED, -1)
+
+
+# --- A lone voter: KafkaRaftClient.initialize stands at once ------------------------------------
+
+@pytest.mark.parametrize("variant", ["kafka-4.1", "no-pre-vote"])
+def test_a_lone_voter_starts_as_leader_of_epoch_1(variant):
+    """KafkaRaftClient.initialize ("When there is only a single voter, become candidate
+    immediately"): the only voter is a Candidate of epoch 1 and, its own vote a majority, Leader
+    with its LeaderChange record (committed at once) before any step, with pre-vote too."""
+    from model.kraft.rules import NO_ID, UNATTACHED
+
+    m = build("default", variant, voters=1)
+    (s,) = m.init_states()
+    (n,) = s.nodes
+    assert (n.role, n.epoch, n.leader, n.voted, n.log, n.hw) == (LEADER, 1, 0, 0, ((1, 0),), 1)
+    assert s.history.elected == ((1, 0),) and s.network == () and s.timers == 0
+    assert s.history.committed == ((0, 1, 0, 1),)
+    # a spare is no voter: it starts Unattached in epoch 0, and the lone voter leads
+    m = build("reconfig", variant, voters=1)
+    s = m.init_states()[0]
+    assert [(x.role, x.epoch, x.leader) for x in s.nodes] == [(LEADER, 1, 0), (UNATTACHED, 0, NO_ID)]
+    # two voters: every node starts Unattached in epoch 0, as before
+    assert all(x.role == UNATTACHED and x.epoch == 0 for x in build("smoke", variant).init_states()[0].nodes)
+
+
+@pytest.mark.parametrize("variant", ["kafka-4.1", "no-pre-vote"])
+def test_a_lone_voter_stands_again_at_once_after_a_restart(variant):
+    """QuorumState.initialize brings a lone leader back Resigned in its epoch, then
+    KafkaRaftClient.initialize makes it Candidate and Leader of the next epoch at once; where that
+    epoch would pass max_epoch the model takes no such restart."""
+    from model.kraft.rules import UNATTACHED
+
+    m = build("default", variant, voters=1, max_epoch=2, max_log=3, restarts=2, disk_losses=1, faults=3)
+    s = m.init_states()[0]
+    t = m.next_state(s, A.Restart(0))
+    (n,) = t.nodes
+    assert (n.role, n.epoch, n.leader, n.log) == (LEADER, 2, 0, ((1, 0), (2, 0)))
+    assert t.history.elected == ((1, 0), (2, 0)) and t.history.last_event == 3  # ELECTED_AFTER_RESTART
+    assert m.next_state(t, A.Restart(0)) is None  # epoch 3 is beyond max_epoch
+    # a lost disk (KIP-853): the node is an observer, no voter, and stays Unattached
+    d = m.next_state(s, A.DiskLoss(0))
+    assert (d.nodes[0].role, d.nodes[0].epoch, d.nodes[0].observer) == (UNATTACHED, 0, True)

@@ -158,6 +158,8 @@ def cli_any_json() -> tuple[int, dict]:
 def test_cli_size_any_json(cli_any_json):
     rc, out = cli_any_json
     assert rc == 0 and out["result"] == "proved" and out["voters"] == "any", out["reason"]
+    # one voter, whose start the every-size encoding does not have, by the fixed-size encoding
+    assert out["one_voter"]["result"] == "proved" and out["one_voter"]["queries"] > 50
     assert out["invariants"] == ["election_safety", "log_matching", "leader_completeness"]
     assert {"vote_record", "entry_start", "acked_in_later_logs", "diverging_agree"} <= set(out["lemmas"])
     assert "committed_kept" in out["not_for_any_size"] and "leader_completeness" not in out["not_for_any_size"]

@@ -132,3 +132,23 @@ def test_the_cross_check_names_where_a_drifted_encoding_parts(monkeypatch):
     r = C.cross_check("kraft")
     assert not r.passed and r.first.action.startswith("HandleVoteRequest(")
     assert r.first.how == "the model takes this step and the encoding forbids it" and r.preset == "smoke"
+
+
+def test_a_lone_voters_initial_state_is_the_encodings_init():
+    """KafkaRaftClient.initialize makes a lone voter Leader of epoch 1 before any step
+    (quorum.initialize): the encoding's Init (kraft_next.init) holds of the model's initial state
+    and of no other, with one voter and with three, without the LeaderChange record's room too."""
+    from checker.proofs import kraft_state
+    from checker.proofs.encodings import encoding_context
+
+    for variant, overrides in (("kafka-4.1", ["voters=1"]), ("no-pre-vote", ["voters=1"]),
+                               ("kafka-4.1", ["voters=1", "max_log=0"]), ("kafka-4.1", ["voters=3"])):
+        rc = load_config(model="kraft", preset="default", variant=variant, overrides=["symmetry=false", *overrides])
+        ctx = encoding_context("kraft", rc.config, variant)
+        (s0,) = rc.build().init_states()
+        sym = kraft_state.fresh(ctx.layout, "i_")
+        init, same = kraft_next.init(ctx, sym), kraft_state.matches(ctx.layout, sym, s0)
+        for claim, want in ((z3.And(init, same), z3.sat), (z3.And(init, z3.Not(same)), z3.unsat)):
+            solver = z3.Solver()
+            solver.add(claim)
+            assert solver.check() == want, (variant, overrides)

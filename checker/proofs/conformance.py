@@ -322,7 +322,14 @@ SAMPLES = {
               Sample("default", walks=2, depth=25, seed=7, overrides=("symmetry=false",)),
               # a lost disk's observer that knows its leader, restarting (two faults; no shipped preset)
               Sample("disk-loss", phases=4_000, overrides=("faults=2", "restarts=1", "symmetry=false"),
-                     variant="no-pre-vote")),
+                     variant="no-pre-vote"),
+              # a lone voter: Leader of epoch 1 from the start, restarts that stand again at once
+              # (KafkaRaftClient.initialize), and one beyond max_epoch that is not taken
+              Sample("default", phases=200, overrides=("voters=1", "max_epoch=3", "max_log=3", "faults=3",
+                                                       "restarts=2", "symmetry=false")),
+              Sample("default", phases=200, overrides=("voters=1", "max_epoch=3", "max_log=3", "faults=3",
+                                                       "restarts=2", "symmetry=false"),
+                     variant="same-identity-after-disk-loss")),
     "replication": (Sample("smoke", phases=300, walks=2, depth=30, seed=5),
                     Sample("default", walks=1, depth=40, seed=7)),
 }

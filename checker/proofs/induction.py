@@ -40,7 +40,7 @@ def _kraft_encoding() -> Any:
     return SimpleNamespace(
         name="kraft", actions=kraft_next.actions, representatives=representatives, step=kraft_next.step,
         transition=kraft_next.transition, fresh=kraft_state.fresh, key_name=kraft_state.key_name,
-        init=lambda ctx, sym: kraft_state.init_constraint(ctx.layout, sym), matches=kraft_state.matches,
+        init=kraft_next.init, matches=kraft_state.matches,
         decode=kraft_state.decode, formula=formula, invariants=INVARIANTS, lemmas=LEMMAS, support=SUPPORT,
         quantified=QUANTIFIED, ghosts=ghosts, concrete_action=lambda ctx, a, model, pre: a,
         has_conflict=None,

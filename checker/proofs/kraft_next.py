@@ -407,18 +407,42 @@ def become_resigned(c: Ctx, s: Sym, i: int) -> Sym:
 
 
 def restart_node(c: Ctx, s: Sym, i: int) -> Sym:
-    """quorum.restart: a restarted Candidate of a single-voter quorum is at once Leader."""
+    """quorum.restart: a restarted Candidate of a single-voter quorum is at once Leader; a single
+    voter in any other role stands at once (quorum.stands_at_start) within the bounds."""
     s = role_change(c, s, i)
     if c.n == 1:
         lead = z3.And(s[("role", i)] == CANDIDATE, can_become_leader(c, s, i))
-        return ite(lead, become_leader(c, s, i), poll_sends(c, s, i))
+        stand = z3.And(stands_at_start(c, s, i), may_stand_at_start(c, s, i))
+        return ite(lead, become_leader(c, s, i), ite(stand, become_candidate(c, s, i), poll_sends(c, s, i)))
     return poll_sends(c, s, i)
 
 
-def restart_process(c: Ctx, s: Sym, i: int) -> Sym:
-    """faults.restart_process: QuorumState.initialize from the quorum-state file and the log
+def stands_at_start(c: Ctx, s: Sym, i: int) -> Any:
+    """quorum.stands_at_start: the only voter (one voter, not an observer), not a Candidate or Leader."""
+    if c.n != 1:
+        return F
+    role = s[("role", i)]
+    return z3.And(z3.Not(s[("observer", i)]), role != CANDIDATE, role != LEADER)
+
+
+def may_stand_at_start(c: Ctx, s: Sym, i: int) -> Any:
+    """quorum.may_stand_at_start: the new epoch and the LeaderChange record within the bounds."""
+    return z3.And(s[("epoch", i)] < c.p.max_epoch, can_become_leader(c, s, i))
+
+
+def restart_beyond_bounds(c: Ctx, s: Sym, i: int) -> Any:
+    """quorum.restart_beyond_bounds, on the restored state: the Leader a single voter's restart
+    makes at once would pass the bounds (the fault actions are then not taken)."""
+    if c.n != 1:
+        return F
+    cand = z3.And(s[("role", i)] == CANDIDATE, z3.Not(can_become_leader(c, s, i)))
+    return z3.Or(cand, z3.And(stands_at_start(c, s, i), z3.Not(may_stand_at_start(c, s, i))))
+
+
+def restored(c: Ctx, s: Sym, i: int) -> Sym:
+    """quorum.restored_node: QuorumState.initialize from the quorum-state file and the log
     (rules.initial_election_state); memory lost; an unwritten vote forgotten; an observer comes
-    back its known leader's Follower, else Unattached."""
+    back its known leader's Follower, else Unattached; messages to it dropped."""
     epoch, leader = s[("epoch", i)], s[("leader", i)]
     stored_vote = z3.If(s[("vpers", i)], s[("voted", i)], NO_ID)
     lle = last_epoch(c, s, i)
@@ -438,7 +462,26 @@ def restart_process(c: Ctx, s: Sym, i: int) -> Sym:
     u.update({("votes", i, j): z3.If(role == CANDIDATE, GRANTED if j == i else UNRECORDED, UNRECORDED)
               for j in range(c.n)})
     u.update(no_ends(c, i))
-    return restart_node(c, drop_addressed_to(c, s, i).set(u), i)
+    return drop_addressed_to(c, s, i).set(u)
+
+
+def restart_process(c: Ctx, s: Sym, i: int) -> Sym:
+    """faults.restart_process: the restored node (restored), then quorum.restart."""
+    return restart_node(c, restored(c, s, i), i)
+
+
+def init(c: Ctx, sym: Sym) -> Any:
+    """Init: the model's initial state (KraftModel.init_states): every node freshly formatted
+    (kraft_state.init_constraint), then quorum.initialize: a single voter stands at once, Leader
+    of epoch 1, within the bounds."""
+    from checker.proofs.kraft_state import fresh, init_constraint
+
+    if c.n != 1:
+        return init_constraint(c.layout, sym)
+    pre = fresh(c.layout, "init0_")
+    stand = z3.And(stands_at_start(c, pre, 0), may_stand_at_start(c, pre, 0))
+    post = ite(stand, become_candidate(c, pre, 0), pre)
+    return z3.And(init_constraint(c.layout, pre), relation([Step(T, post)], pre, sym))
 
 
 # --- timers ---------------------------------------------------------------------------------
@@ -768,8 +811,9 @@ def may_fault(c: Ctx, s: Sym, used: str, budget: int) -> Any:
 
 def restart(c: Ctx, s: Sym, i: int) -> Step:
     """faults.restart."""
-    guard = may_fault(c, s, "restarts", c.p.restarts)
-    return Step(guard, restart_process(c, s.set({("restarts",): s[("restarts",)] + 1}), i))
+    t = restored(c, s.set({("restarts",): s[("restarts",)] + 1}), i)
+    guard = z3.And(may_fault(c, s, "restarts", c.p.restarts), z3.Not(restart_beyond_bounds(c, t, i)))
+    return Step(guard, restart_node(c, t, i))
 
 
 def disk_loss(c: Ctx, s: Sym, i: int) -> Step:
@@ -782,7 +826,7 @@ def disk_loss(c: Ctx, s: Sym, i: int) -> Step:
     u.update(no_votes(c, i))
     u.update(no_ends(c, i))
     t = drop_addressed_to(c, s.set({("disk_losses",): s[("disk_losses",)] + 1}), i).set(u)
-    return Step(guard, restart_node(c, t, i))
+    return Step(z3.And(guard, z3.Not(restart_beyond_bounds(c, t, i))), restart_node(c, t, i))
 
 
 def cut_link(c: Ctx, s: Sym, a: int, b: int) -> Step:

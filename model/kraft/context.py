@@ -51,6 +51,11 @@ def is_voter(c: Context, n: Node, i: int) -> bool:
     return not n.observer and bool(voters_of(c, n) >> i & 1)
 
 
+def is_only_voter(c: Context, n: Node, i: int) -> bool:
+    """QuorumState.isOnlyVoter: node i's key is the only one in its own latest voter set."""
+    return is_voter(c, n, i) and voters_of(c, n) == 1 << i
+
+
 def election(c: Context, n: Node, i: int) -> tuple[int, ...]:
     """Node i's new EpochElection over its latest voter set."""
     return own_vote(c.p.n, i, voters_of(c, n))

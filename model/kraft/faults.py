@@ -21,8 +21,11 @@ def restart(s: KraftState, c: Context, i: int) -> KraftState | None:
     """Node i crashes and restarts with its disk (QuorumState.initialize): the role comes back
     from the quorum-state file and the log (rules.initial_election_state); the HW, the election
     tallies and the leader's view of its followers are lost. A vote that was never written
-    (vote-not-persisted) is forgotten."""
+    (vote-not-persisted) is forgotten. A voter alone in its voter set is Leader at once
+    (KafkaRaftClient.initialize): not taken where that Leader would pass the bounds."""
     if not may_fault(s, c, s.restarts, c.p.restarts):
+        return None
+    if Q.restart_beyond_bounds(c, i, Q.restored_node(s, c, i)):
         return None
     return restart_process(s._replace(restarts=s.restarts + 1), c, i)
 
@@ -32,11 +35,14 @@ def disk_loss(s: KraftState, c: Context, i: int) -> KraftState | None:
     quorum-state file (epoch 0). With KIP-853 (kraft.version 1) the new disk has a new
     directory id, so the replica is no longer the voter (id, old directory id): it is an
     observer, cannot vote or stand, and does not count toward the HW until an operator adds it
-    back (not modelled). In same-identity-after-disk-loss it is the same voter again."""
+    back (not modelled). In same-identity-after-disk-loss it is the same voter again (alone in
+    its voter set, Leader at once: not taken where that Leader would pass the bounds)."""
     n = s.nodes[i]
     if n.observer or not may_fault(s, c, s.disk_losses, c.p.disk_losses):
         return None
     node = fresh_node(observer=c.proto.directory_id)
+    if Q.restart_beyond_bounds(c, i, node):
+        return None
     s = drop_addressed_to(s._replace(disk_losses=s.disk_losses + 1), i)
     return Q.restart(s, c, i, node)
 

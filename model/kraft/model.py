@@ -84,7 +84,7 @@ class KraftModel:
         return liveness.bound_blocked(lambda t, c, a: _STEP[type(a)](t, c, a), candidates, s, self.ctx)
 
     def init_states(self) -> list[KraftState]:
-        return [initial_state(self.params.n)]
+        return [Q.initialize(initial_state(self.params.n), self.ctx)]
 
     def actions(self, s: KraftState) -> list[Any]:
         """Candidate actions in a fixed order; next_state applies each one's full guard."""

@@ -10,7 +10,7 @@ which the model keeps as the node's epoch/leader/voted fields themselves.
 from __future__ import annotations
 
 from model.kraft import network, requests, rules
-from model.kraft.context import Context, election, is_voter, set_node, voters_of
+from model.kraft.context import Context, election, is_only_voter, is_voter, set_node, voters_of
 from model.kraft.network import drop_addressed_to, reset_connections
 from model.kraft.rules import (
     CANDIDATE, FOLLOWER, LEADER, NO_ID, PROSPECTIVE, RESIGNED, UNATTACHED,
@@ -91,9 +91,12 @@ def become_prospective(s: KraftState, c: Context, i: int) -> KraftState:
 def become_candidate(s: KraftState, c: Context, i: int) -> KraftState:
     """QuorumState.transitionToCandidate: epoch + 1, vote for ourselves (durable), then
     onBecomeCandidate: a single voter is at once Leader. With pre-vote only a Prospective may
-    become Candidate; without it (pre-KIP-996) any non-leader voter may."""
+    become Candidate, unless the node is the only voter (checkValidTransitionToCandidate);
+    without it (pre-KIP-996) any non-leader voter may."""
     n = s.nodes[i]
     allowed = (PROSPECTIVE,) if c.proto.pre_vote else (UNATTACHED, FOLLOWER, CANDIDATE, RESIGNED)
+    if c.proto.pre_vote and is_only_voter(c, n, i):
+        allowed = (UNATTACHED, PROSPECTIVE, FOLLOWER, CANDIDATE, RESIGNED)
     assert is_voter(c, n, i) and n.role in allowed and n.epoch < c.p.max_epoch, n
     node = n._replace(role=CANDIDATE, epoch=n.epoch + 1, leader=NO_ID, voted=i, votes=election(c, n, i),
                       epoch_start=NO_ID, end_offsets=(), fetched=False, vote_persisted=True)
@@ -150,11 +153,55 @@ def become_resigned(s: KraftState, c: Context, i: int) -> KraftState:
 
 def restart(s: KraftState, c: Context, i: int, node: Node) -> KraftState:
     """KafkaRaftClient.initialize after a restart: QuorumState.initialize gave `node`; a
-    Candidate runs onBecomeCandidate (a single voter is at once Leader)."""
+    Candidate runs onBecomeCandidate (a single voter is at once Leader); a voter alone in its
+    latest voter set that is not a Candidate then stands at once (stands_at_start) and is Leader
+    in epoch + 1. The fault actions are not taken where that Leader would pass the model's
+    bounds (restart_beyond_bounds)."""
     s = _role_change(s, c, i, node)
     if node.role == CANDIDATE and rules.is_vote_granted(node.votes) and can_become_leader(c, node):
         return become_leader(s, c, i)
+    if stands_at_start(c, node, i) and may_stand_at_start(c, node):
+        return become_candidate(s, c, i)
     return poll_sends(s, c, i)
+
+
+def restart_beyond_bounds(c: Context, i: int, node: Node) -> bool:
+    """Node i restarting as `node` (QuorumState.initialize) would be Leader at once in Kafka (a
+    restored Candidate whose own vote is a majority, or stands_at_start), but the model's bounds
+    cannot hold that Leader (its epoch, its LeaderChange record): the model has no such restart,
+    as a lone voter's ElectionTimeout is not taken there either."""
+    if node.role == CANDIDATE and rules.is_vote_granted(node.votes):
+        return not can_become_leader(c, node)
+    return stands_at_start(c, node, i) and not may_stand_at_start(c, node)
+
+
+def initialize(s: KraftState, c: Context) -> KraftState:
+    """Every node's first KafkaRaftClient.initialize, on its freshly formatted disk:
+    QuorumState.initialize finds no quorum-state file (Unattached in epoch 0); a voter alone in
+    the bootstrap voter set then stands at once (stands_at_start) and is Leader of epoch 1 with
+    its LeaderChange record before any other step. Where that record would not fit (max_log 0)
+    the model keeps it Unattached: the real node's Leader is beyond the bounds."""
+    for i in range(c.p.n):
+        n = s.nodes[i]
+        if stands_at_start(c, n, i) and may_stand_at_start(c, n):
+            s = become_candidate(s, c, i)
+    return s
+
+
+def stands_at_start(c: Context, n: Node, i: int) -> bool:
+    """KafkaRaftClient.initialize, its last step ("When there is only a single voter, become
+    candidate immediately"): quorum.isOnlyVoter() && !quorum.isCandidate() runs
+    transitionToCandidate (epoch + 1, from any role but Leader, with pre-vote too: no
+    Prospective), whose onBecomeCandidate makes the node Leader at once (its own vote is a
+    majority). A restored Candidate that onBecomeCandidate already made Leader is left out: Kafka
+    would call transitionToCandidate on that Leader and throw (QuorumState: "Cannot transition to
+    Candidate ... already a Leader")."""
+    return is_only_voter(c, n, i) and n.role not in (CANDIDATE, LEADER)
+
+
+def may_stand_at_start(c: Context, n: Node) -> bool:
+    """The model's bounds: the new epoch within max_epoch, the LeaderChange record within max_log."""
+    return n.epoch < c.p.max_epoch and can_become_leader(c, n)
 
 
 def update_leader_hw(s: KraftState, c: Context, i: int) -> KraftState:
@@ -187,8 +234,9 @@ def commit(h: History, log: tuple, hw: int, epoch: int) -> History:
     return h._replace(committed=committed, leader_hws=tuple(sorted(hws.items())))
 
 
-def restart_process(s: KraftState, c: Context, i: int) -> KraftState:
-    """Node i's process starts again from its disk (see restart)."""
+def restored_node(s: KraftState, c: Context, i: int) -> Node:
+    """QuorumState.initialize: node i's role, epoch, leader and vote from its quorum-state file
+    and its log (rules.initial_election_state); the HW and the role data are lost."""
     n = s.nodes[i]
     stored_vote = NO_ID if n.observer or not n.vote_persisted else n.voted  # a new disk holds no vote
     init = rules.initial_election_state(i, n.epoch, n.leader, stored_vote, rules.last_epoch(n.log))
@@ -197,6 +245,10 @@ def restart_process(s: KraftState, c: Context, i: int) -> KraftState:
         # gives that leader's endpoints (QuorumState.initialize), else it comes back Unattached
         init = rules.InitialElection(rules.UNATTACHED, n.epoch, NO_ID, stored_vote)
     votes = election(c, n, i) if init.role == CANDIDATE else ()
-    node = Node(init.role, init.epoch, init.leader, init.voted, n.log, NO_ID, votes, NO_ID, (), False,
+    return Node(init.role, init.epoch, init.leader, init.voted, n.log, NO_ID, votes, NO_ID, (), False,
                 n.observer, True)
-    return restart(drop_addressed_to(s, i), c, i, node)
+
+
+def restart_process(s: KraftState, c: Context, i: int) -> KraftState:
+    """Node i's process starts again from its disk (see restart)."""
+    return restart(drop_addressed_to(s, i), c, i, restored_node(s, c, i))
