@@ -149,6 +149,21 @@ class ExtendedModel:
             return self._swapped(value)
         return value
 
+    @property
+    def change(self) -> Change | None:
+        return self._change
+
+    @property
+    def base_model(self) -> Model:
+        return self._base
+
+    def decisions(self) -> Any:
+        """A context in which the change's replaced decisions are in force (the prover derives the
+        changed relation in it); a change without `replace` has none to put in force."""
+        import contextlib
+
+        return self._swap if self._swap is not None else contextlib.nullcontext()
+
     def _swapped(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         swap = self._swap
 

@@ -72,7 +72,7 @@ def _normal(line: str) -> str:
 
 def test_the_page_has_its_steps():
     found = steps()
-    assert set(files()) == {"hw_quorum.py", "gate.toml"}
+    assert set(files()) == {"hw_quorum.py", "gate.toml", "epoch_only_vote.py", "all_voters_hw.py"}
     commands = [c for s in found if s.kind == "commands" for c in s.commands]
     assert any(c.startswith("kcheck check --plugin hw_quorum.py") for c in commands)
     assert any(c.startswith("kcheck gate gate.toml") for c in commands)
@@ -115,8 +115,11 @@ def test_change_md_runs_as_written(installed: Path, tmp_path: Path) -> None:
             assert _normal(expected) in printed, (step.commands, expected)
     assert not Path(cwd).is_relative_to(ROOT)
     # the digest the page shows is the digest of the file it shows
-    digest = hashlib.sha256((cwd / "hw_quorum.py").read_bytes()).hexdigest()
-    assert plugin_lines and all(f"(sha256 {digest[:16]})" in x for x in plugin_lines)
+    assert {re.search(r"/([\w.]+) \(sha256", x).group(1) for x in plugin_lines} == {"hw_quorum.py", "all_voters_hw.py"}
+    for x in plugin_lines:
+        name = re.search(r"/([\w.]+) \(sha256", x).group(1)
+        digest = hashlib.sha256((cwd / name).read_bytes()).hexdigest()
+        assert f"(sha256 {digest[:16]})" in x, x
     assert (cwd / "traces" / "replication" / "hw-quorum.itf.json").is_file()
     assert (cwd / "hw-quorum.html").is_file()
 

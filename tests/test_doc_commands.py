@@ -71,7 +71,9 @@ def test_command_is_valid(page: str, command: str, tmp_path: Path) -> None:
     # a plugin the page shows (docs/change.md's files), in force for this command's names
     for name, text in change_doc_files().items():
         (tmp_path / name).write_text(text)
-    plugin.activate([str(tmp_path / f) for f in getattr(args, "plugins", [])])
+    active = plugin.activate([str(tmp_path / f) for f in getattr(args, "plugins", [])])
+    if getattr(args, "model", "") is None and len({p.extension.model for p in active}) == 1:
+        args.model = active[0].extension.model  # with one plugin, the model it extends (as kcheck does)
     if not hasattr(args, "model") or args.command in ("replay", "render"):
         return  # no configuration of its own (replay and render read it from the trace)
     if args.command == "mutate":  # a model and presets (or the gate's rows)

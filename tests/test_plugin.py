@@ -230,11 +230,12 @@ def test_a_missing_plugin_file_is_one_line(tmp_path, capsys, case):
                                                             else "is a directory, not a Python file") + "\n"
 
 
-def test_prove_refuses_a_plugin(tmp_path, capsys):
-    """(The Spark engines take plugins: tests/test_spark_plugin.py.)"""
+def test_prove_refuses_a_replication_plugin(tmp_path, capsys):
+    """Its relation is not derived from the Python (kraft plugins: tests/test_prove_plugin.py;
+    the Spark engines take plugins: tests/test_spark_plugin.py)."""
     path = _write(tmp_path, "hw_quorum.py", QUORUM)
-    assert cli.main(["prove", "--plugin", str(path), "--preset", "smoke"]) == 2
-    assert "does not change" in capsys.readouterr().err
+    assert cli.main(["prove", "--plugin", str(path), "--variant", "hw-quorum", "--preset", "smoke"]) == 2
+    assert "the replication relation is not derived" in capsys.readouterr().err
 
 
 def test_new_variant_writes_a_plugin_that_checks(tmp_path, capsys, monkeypatch):

@@ -103,16 +103,17 @@ def test_an_enabledness_timeout_is_unknown_not_never_enabled(monkeypatch):
 
 
 def test_bmc_counterexample_replays_and_exports_as_itf(monkeypatch):
-    """A deliberately false invariant ("nobody is ever leader") on one voter: BMC finds the
-    one-step election, the trace is the Python model's, and it exports as ITF."""
-    monkeypatch.setitem(kraft_inv.INVARIANTS, "no_leader",
-                        lambda c, s: z3.And([s[("role", i)] != LEADER for i in range(c.n)]))
+    """A deliberately false invariant ("no log holds a client entry") on one voter, Leader from
+    its start (KafkaRaftClient.initialize): BMC finds the one-step append, the trace is the Python
+    model's, and it exports as ITF."""
+    monkeypatch.setitem(kraft_inv.INVARIANTS, "no_append",
+                        lambda c, s: z3.And([s[("leo", i)] <= 1 for i in range(c.n)]))
     ctx, model = ctx_of("smoke", voters=1)
-    o = bmc(ctx, model, ["no_leader"], depth=3)
+    o = bmc(ctx, model, ["no_append"], depth=3)
     assert o.result == "violation" and o.depth == 1
-    assert o.trace[-1][1].nodes[0].role == LEADER
-    doc = itf.to_itf(model, o.trace, {"invariant": "no_leader"})
-    assert len(doc["states"]) == 2 and doc["states"][1][itf.ACTION_KEY] == "ElectionTimeout(node=0)"
+    assert o.trace[0][1].nodes[0].role == LEADER and len(o.trace[-1][1].nodes[0].log) == 2
+    doc = itf.to_itf(model, o.trace, {"invariant": "no_append"})
+    assert len(doc["states"]) == 2 and doc["states"][1][itf.ACTION_KEY] == "ClientAppend(node=0)"
     assert itf.from_itf(json.loads(itf.dumps(doc))["states"][1]["nodes"])[0]["role"] == "Leader"
 
 

@@ -617,10 +617,18 @@ class Derived:
     crashes: tuple[str, ...] = ()  # what the crash paths raise
 
 
-def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any) -> Derived:
+def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any,
+           step: Callable[[Any, Any, Callable[[Any, Any], Any]], Any] | None = None) -> Derived:
     """Run the model's action on the stand-in state along every feasible path. The successor is
-    model.next_state's: last_event reset first."""
-    fn = _STEP[type(action)]
+    model.next_state's: last_event reset first. `step(state, action, base)`: a plugin's changed
+    transition (model/extension.py's `next_state`), run on the stand-in state with `base` the
+    model's own step."""
+    own = _STEP[type(action)]
+
+    def fn(s: Any, c: Context, a: Any) -> Any:
+        if step is None:
+            return own(s, c, a)
+        return step(s, a, lambda s1, a1: _STEP[type(a1)](s1, c, a1))
     ex = Explorer(domain, layout.L + 1)
     start = time.perf_counter()
 

@@ -72,10 +72,11 @@ class NotDerived(Exception):
 
 def context(p: Params, variant: str = "kafka-4.1", actions: Sequence[Any] | None = None,
             progress: Callable[[D.Derived], None] | None = None, model_ctx: Context | None = None,
-            lazy: bool = False) -> DerivedCtx:
+            lazy: bool = False, step: Callable[..., Any] | None = None) -> DerivedCtx:
     """Derive every action instance of the configuration (or `actions`) on induction's pre-state;
     `lazy`: each when a proof first asks for it (its time added to the context's `seconds`).
-    `model_ctx`: the model Context to run (the default: the variant's)."""
+    `model_ctx`: the model Context to run (the default: the variant's); `step`: a plugin's
+    changed transition (derive.derive)."""
     base = N.Ctx.of(p, variant)
     mctx = model_ctx or Context(p, Protocol.of(variant))
     pre = fresh(base.layout, PREFIX)
@@ -84,7 +85,7 @@ def context(p: Params, variant: str = "kafka-4.1", actions: Sequence[Any] | None
     spent = [0.0]
 
     def derive_one(a: Any) -> D.Derived:
-        d = D.derive(mctx, base.layout, pre, a, dom)
+        d = D.derive(mctx, base.layout, pre, a, dom, step)
         derived[a] = d
         spent[0] += d.seconds
         if progress:

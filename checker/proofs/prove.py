@@ -96,6 +96,9 @@ _SWITCH_OFF = {  # action -> the settings that disable it
 def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
     from checker.cli.options import run_config
 
+    from checker.cli.options import activate_plugins
+
+    activate_plugins(args)  # with one plugin, the model it extends
     if args.model is None and args.config_file is None:
         args.model = "kraft"  # the default model of `kcheck prove`
     rc = run_config(args)
@@ -113,8 +116,9 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
         if name not in invariants and name not in lemmas:
             also = f"; lemmas: {', '.join(lemmas)}" if lemmas else ""
             raise ConfigError(f"unknown invariant {name!r} ({rc.model} invariants: {', '.join(invariants)}{also})")
+    change = plugin_change(rc)
     try:
-        ctx = Ctx.of(Params.from_config(config), rc.variant)
+        ctx = Ctx.of(Params.from_config(config), rc.variant if change is None else change.base)
         model = rc.definition.build(config, rc.variant)
     except ValueError as e:  # the model rejects this combination of keys
         raise ConfigError(f"model {rc.model} rejects this configuration: {e}") from e
@@ -128,6 +132,64 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
         raise ConfigError(f"the {rc.model} encoding makes every broker a replica; leave replication_factor at 0 "
                           f"(spec/proofs.md, \"What is encoded\")")
     return rc, ctx, model, targets
+
+
+def plugin_change(rc: RunConfig) -> Any:
+    """The plugin's Change when the run's variant is a plugin's (model/extension.py), else None."""
+    from checker import plugin
+
+    for p in plugin.active():
+        for change in p.extension.changes:
+            if p.extension.model == rc.model and change.variant.name == rc.variant:
+                return change
+    return None
+
+
+def plugin_refusal(args: argparse.Namespace, rc: RunConfig) -> None:
+    """A plugin's variant is proved on the relation derived from the model's Python with the
+    change in force, which exists for kraft induction at a fixed size only."""
+    if plugin_change(rc) is None:
+        return
+    why = None
+    if rc.model != "kraft":
+        why = ("the replication relation is not derived from the model's Python yet (spec/proofs.md, \"Deriving the "
+               "replication relation\"), and the hand-written one does not follow a plugin")
+    elif args.size == "any":
+        why = "the every-size encoding is written by hand and does not follow a plugin; give a fixed --size N"
+    elif args.bmc:
+        why = "bounded model checking runs on the hand-written relation, which does not follow a plugin; drop --bmc"
+    if why is not None:
+        raise ConfigError(f"--plugin: variant {rc.variant}: {why}; check the change with kcheck check")
+
+
+def _init_follows(rc: RunConfig, ctx: Any, config: dict[str, Any]) -> None:
+    """The derived relation's Init is written by hand (kraft_next.init): refused (exit 2) unless it
+    holds of the model's initial states, as they are now (an edit or a plugin may change them),
+    and of no other state."""
+    import z3
+
+    from checker.proofs import kraft_next, kraft_state
+
+    model = rc.definition.build({**config, "symmetry": False}, rc.variant)
+    starts = model.init_states()  # a plugin's: with its replaced decisions in force
+    sym = kraft_state.fresh(ctx.layout, "i_")
+    init = kraft_next.init(ctx, sym)
+    same = [kraft_state.matches(ctx.layout, sym, s0) for s0 in starts]
+    for claim, want, what in [(z3.And(init, m), z3.sat, "an initial state of the model is not one of the encoding's")
+                              for m in same] + [(z3.And(init, z3.Not(z3.Or(same))), z3.unsat,
+                                                 "the encoding's Init has a state the model does not start in")]:
+        solver = z3.Solver()
+        solver.add(claim)
+        if solver.check() != want:
+            raise ConfigError(f"the derived relation's Init (checker/proofs/kraft_next.py, written by hand) is not the "
+                              f"model's initial state as it is now: {what}; nothing is proved (spec/proofs.md, "
+                              "\"Deriving the relation from the model\")")
+
+
+def _nothing() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext()
 
 
 def _encoding_follows(rc: RunConfig) -> dict[str, Any]:
@@ -166,17 +228,25 @@ def _derived_encoding() -> dict[str, Any]:
             "paths": 0}
 
 
-def _derive_lazily(args: argparse.Namespace, rc: RunConfig, ctx: Any) -> Any:
+def _derive_lazily(args: argparse.Namespace, rc: RunConfig, ctx: Any, change: Any = None, model: Any = None) -> Any:
     """The KRaft context whose relation is derived from the model's Python, each action instance
-    when the induction first needs it (a progress line per instance)."""
+    when the induction first needs it (a progress line per instance). With a plugin's `change`,
+    of its base variant's rules with the change in force: its replaced decisions (put in force
+    around the induction, where the derivation runs) and its `next_state`."""
     from checker.proofs import derived
+
+    step = None
+    if change is not None and change.next_state is not None:
+        base = model.base_model
+        step = lambda s, a, own: change.next_state(base, s, a, own)  # noqa: E731
 
     def progress(d: Any) -> None:
         if not args.quiet:
             what = "derived" if d.step is not None else f"not derived ({d.why})"
             print(f"kcheck: {what} {d.action!r}: {d.paths} paths ({d.seconds:.2f}s)", file=sys.stderr, flush=True)
 
-    return derived.context(ctx.p, rc.variant, progress=progress, lazy=True)
+    return derived.context(ctx.p, rc.variant if change is None else change.base, progress=progress, lazy=True,
+                           step=step)
 
 
 def _derivation_done(ctx: Any, encoding: dict[str, Any]) -> None:
@@ -203,27 +273,37 @@ def run(args: argparse.Namespace) -> int:
 
         return prove_any.run(args)
     rc, ctx, model, targets = _setup(args)
+    plugin_refusal(args, rc)
+    change = plugin_change(rc)
     if args.trace_out and not args.bmc:
         raise ConfigError("--trace-out needs --bmc (a CTI is not a trace from the initial state)")
     from checker.outputs import check_outputs
 
     check_outputs(files=[("--trace-out", args.trace_out)], inputs=[("the config file", args.config_file)])
-    derive = rc.model == "kraft" and not args.bmc and (args.derive or _not_recorded(rc))
+    derive = rc.model == "kraft" and not args.bmc and (args.derive or change is not None or _not_recorded(rc))
     encoding = _derived_encoding() if derive else _encoding_follows(rc)
     size_key = _SIZE_KEY[rc.model]
+    from checker import plugin
+
     report: dict[str, Any] = {"model": rc.model, "variant": rc.variant, "preset": rc.preset,
                               "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets,
-                              "model_source": model_source().as_json(), "encoding_check": encoding}
+                              "model_source": model_source().as_json(), "plugins": plugin.provenance(),
+                              "encoding_check": encoding}
     if args.bmc:
         text = _run_bmc(args, rc, ctx, model, targets, report)
     else:
         if derive:
-            ctx = _derive_lazily(args, rc, ctx)
-        text = _run_induction(args, ctx, model, targets, report)
+            _init_follows(rc, ctx, {**dict(rc.config), size_key: ctx.n})
+            ctx = _derive_lazily(args, rc, ctx, change, model)
+        with (model.decisions() if change is not None else _nothing()):
+            text = _run_induction(args, ctx, model, targets, report)
         if derive:
             _derivation_done(ctx, encoding)
     text = text.replace("voters:     ", f"{size_key + ':':<12}", 1)
-    text = text.replace("\n", f"\nmodel source: {model_source().text()}\nencoding:   {_encoding_text(encoding)}\n", 1)
+    header = f"\nmodel source: {model_source().text()}\n"
+    if plugin.active():
+        header += f"plugin:     {plugin.header_line()}\n"
+    text = text.replace("\n", f"{header}encoding:   {_encoding_text(encoding)}\n", 1)
     if args.json:
         print(json.dumps(report))
     else:

@@ -87,9 +87,15 @@ def run(args: argparse.Namespace) -> int:
     from model.kraft.variants import Protocol
 
     _check_options(args)
+    from checker.cli.options import activate_plugins
+
+    activate_plugins(args)  # with one plugin, the model it extends
     if args.model is None and args.config_file is None:
-        args.model = "kraft"
+        args.model = "kraft"  # the default model of `kcheck prove`
     rc = run_config(args)
+    from checker.proofs.prove import plugin_refusal
+
+    plugin_refusal(args, rc)
     if args.timeout <= 0:
         raise ConfigError(f"--timeout must be positive, got {args.timeout}")
     if rc.model == "replication":

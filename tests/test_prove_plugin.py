@@ -1,0 +1,117 @@
+"""`kcheck prove --plugin FILE`: a kraft plugin's variant proved on the relation derived with the
+change in force (its replaced decisions, its `next_state`), what is refused, and the check that
+the hand-written Init is the model's start. docs/change.md's examples run in
+tests/test_change_doc.py from an installed kcheck."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+import z3
+
+from checker import plugin
+from checker.cli.commands import main
+from checker.proofs import derive as D
+from checker.proofs.kraft_state import fresh
+from model.kraft import actions as A
+from model.kraft.params import CONFIG_KEYS, Params
+
+EPOCH_ONLY = '''
+from model.extension import Change
+from model.interface import Variant
+
+MODEL = "kraft"
+
+
+def epoch_only(candidate_last_epoch, candidate_end_offset, local):
+    return candidate_last_epoch >= local.epoch
+
+
+VARIANTS = [Change(Variant("epoch-only-vote", "a vote compares the last epochs only"),
+                   replace={"model.kraft.rules:is_log_up_to_date": epoch_only})]
+'''
+
+ODD_START = '''
+from model.extension import Change
+from model.interface import Variant
+from model.kraft import quorum
+
+MODEL = "kraft"
+
+
+def initialize(s, c):
+    return quorum.become_prospective(s, c, 0)
+
+
+VARIANTS = [Change(Variant("odd-start", "node 0 starts Prospective"),
+                   replace={"model.kraft.quorum:initialize": initialize})]
+'''
+
+HW_QUORUM = '''
+from model.extension import Change
+from model.interface import Variant
+
+MODEL = "replication"
+
+
+def hw(**kw):
+    return kw["hw"]
+
+
+VARIANTS = [Change(Variant("frozen-hw", "the HW never moves"), replace={"model.replication.partition:leader_hw": hw})]
+'''
+
+
+def _run(tmp_path: Path, source: str, *argv: str) -> tuple[int, str, str]:
+    path = tmp_path / "change.py"
+    path.write_text(source)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(["prove", "--plugin", str(path), *argv, "--quiet"])
+    finally:
+        plugin.activate([])
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_a_replaced_decision_is_proved_as_changed(tmp_path):
+    """The unchanged model proves at size 2; with the vote's log check cut to the epoch the
+    derived vote handler breaks vote_snapshot (had the change not been in force while deriving,
+    this would be a proof)."""
+    rc, out, err = _run(tmp_path, EPOCH_ONLY, "--variant", "epoch-only-vote", "--size", "2", "--json")
+    report = json.loads(out)
+    assert rc == 1 and report["result"] == "cti", err
+    assert report["cti"]["conjunct"] == "vote_snapshot" and report["cti"]["action"].startswith("HandleVoteRequest(")
+    assert report["encoding_check"]["how"] == "derived"
+    assert [Path(p["file"]).name for p in report["plugins"]] == ["change.py"]
+
+
+def test_a_changed_step_is_what_is_derived():
+    """A plugin's next_state runs on the stand-in state: a step that never times out derives an
+    action enabled nowhere; the identity step derives the model's own."""
+    p = Params.from_config({**{k.name: k.default for k in CONFIG_KEYS}, "voters": 2})
+    ctx, nctx = D.contexts(p)
+    pre = fresh(nctx.layout, "s_")
+    dom = D.domain(nctx.layout, pre)
+    action = A.ElectionTimeout(0)
+    own = D.derive(ctx, nctx.layout, pre, action, dom)
+    same = D.derive(ctx, nctx.layout, pre, action, dom, step=lambda s, a, base: base(s, a))
+    never = D.derive(ctx, nctx.layout, pre, action, dom, step=lambda s, a, base: None)
+    assert own.enabled_paths > 0 and same.enabled_paths == own.enabled_paths and never.enabled_paths == 0
+    solver = z3.Solver()
+    solver.add(own.step.guard != same.step.guard)
+    assert solver.check() == z3.unsat
+
+
+@pytest.mark.parametrize("source,argv,says", [
+    (HW_QUORUM, ["--variant", "frozen-hw"], "the replication relation is not derived"),
+    (EPOCH_ONLY, ["--variant", "epoch-only-vote", "--size", "any"], "every-size encoding is written by hand"),
+    (EPOCH_ONLY, ["--variant", "epoch-only-vote", "--size", "2", "--bmc", "3"], "bounded model checking"),
+    (ODD_START, ["--variant", "odd-start", "--size", "2"], "Init"),
+])
+def test_what_is_refused(tmp_path, source, argv, says):
+    rc, out, err = _run(tmp_path, source, *argv)
+    assert rc == 2 and says in err and "Traceback" not in err and out == "", err
