@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from typing import Any, Callable, Sequence
@@ -130,6 +131,54 @@ def _main(argv: Sequence[str] | None) -> int:
         _discard_stdout()
         print(f"kcheck: error: cannot write the output: {e.strerror or e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Exception as e:  # the model's own code raised (an edited model): no verdict, one line
+        line = model_raised(e)
+        if line is None:
+            raise  # not in the model: a fault of kcheck itself, with its traceback
+        print(f"kcheck: error: {line}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)\s*$')
+
+
+def model_raised(e: BaseException) -> str | None:
+    """One line for an exception raised in the model's code (a check the model makes of itself,
+    e.g. kraft's network.SlotTaken, or an index out of range after an edit), here or in a worker
+    of the multi-process search (whose traceback comes as text): the exception and the model's
+    frames, innermost last; None when the innermost frame is not the model's."""
+    import traceback
+
+    text = str(e)
+    if isinstance(e, RuntimeError) and "Traceback (most recent call last)" in text:
+        lines = text.rstrip().splitlines()
+        frames = [(m.group(1), int(m.group(2)), m.group(3)) for m in map(_FRAME.match, lines) if m]
+        what = lines[-1].strip()
+    else:
+        frames = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_tb(e.__traceback__)]
+        what = f"{type(e).__module__}.{type(e).__name__}: {' '.join(str(e).split())}"
+    ours = [(_model_path(f), n, name.rpartition(".")[2]) for f, n, name in frames]
+    if not ours or ours[-1][0] is None:
+        return None
+    chain = " > ".join(f"{f}:{n} {name}" for f, n, name in ours if f is not None)
+    return f"the model raised {what[:400]} ({chain}); the run ends without a verdict: fix the model"
+
+
+def _model_path(filename: str) -> str | None:
+    """`model/...py` for a file of the model package (its sources or a compiled module's
+    relative name), else None."""
+    from pathlib import Path
+
+    import model
+
+    root = Path(model.__file__).resolve().parent
+    path = Path(filename)
+    if not path.is_absolute():
+        return filename if path.parts[:1] == ("model",) else None
+    try:
+        return "model/" + path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
 
 
 def _discard_stdout() -> None:
