@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model is None and args.config_file is None:
         args.model = "kraft"  # the default model of `kcheck prove`
     rc = run_config(args)
-    from checker.proofs.prove import plugin_refusal
+    from checker.proofs.changes import plugin_refusal
 
     plugin_refusal(args, rc)
     if args.timeout <= 0:
