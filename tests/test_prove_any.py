@@ -390,3 +390,18 @@ def test_election_safetys_layer_also_finds_enabledness_in_the_witness_run():
     assert o.result == PROVED, o.reason
     enabled = [ch.what for ch in o.checks if ch.what.startswith("HandleVoteResponse(src, dst) enabled")]
     assert enabled and all("a state of a run over three nodes" in w for w in enabled), enabled
+
+
+def test_a_one_voter_failure_is_not_proved(monkeypatch, capsys):
+    """The every-size proof covers two voters or more; if the one-voter proof fails, the command's
+    result and exit code are that failure, not the every-size proof's."""
+    from checker.proofs import param_induction, prove_any as command
+    from checker.proofs.induction import Outcome
+
+    monkeypatch.setattr(param_induction, "prove_any", lambda c, targets, **kw: Outcome(PROVED, list(targets)))
+    monkeypatch.setattr(command, "_encoding_covers", lambda *a: {"how": "stand-in"})
+    monkeypatch.setattr(command, "_one_voter", lambda *a: {"result": CTI, "reason": "", "queries": 1,
+                                                           "seconds": 0.0, "bounds": ""})
+    rc = main(["prove", "--model", "kraft", "--size", "any", "--json", "--quiet"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 1 and out["result"] == CTI and out["one_voter"]["result"] == CTI

@@ -17,6 +17,7 @@ never reported as proved) or interrupted (Ctrl-C, SIGTERM: the queries answered 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -97,11 +98,6 @@ _SWITCH_OFF = {  # action -> the settings that disable it
 def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
     from checker.cli.options import run_config
 
-    from checker.cli.options import activate_plugins
-
-    activate_plugins(args)  # with one plugin, the model it extends
-    if args.model is None and args.config_file is None:
-        args.model = "kraft"  # the default model of `kcheck prove`
     rc = run_config(args)
     if rc.model not in _SIZE_KEY:
         raise ConfigError(f"kcheck prove encodes --model {' and '.join(_SIZE_KEY)}; {rc.model} has no symbolic encoding")
@@ -157,12 +153,6 @@ def _init_follows(rc: RunConfig, ctx: Any, config: dict[str, Any]) -> None:
             raise ConfigError(f"the derived relation's Init (checker/proofs/kraft_next.py, written by hand) is not the "
                               f"model's initial state as it is now: {what}; nothing is proved (spec/proofs.md, "
                               "\"Deriving the relation from the model\")")
-
-
-def _nothing() -> Any:
-    import contextlib
-
-    return contextlib.nullcontext()
 
 
 def _encoding_follows(rc: RunConfig) -> dict[str, Any]:
@@ -238,6 +228,11 @@ def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = No
 
 
 def run(args: argparse.Namespace) -> int:
+    from checker.cli.options import activate_plugins
+
+    activate_plugins(args)  # with one plugin, the model it extends
+    if args.model is None and args.config_file is None:
+        args.model = "kraft"  # the default model of `kcheck prove`
     if args.derive and (args.size == "any" or args.bmc or (args.model or "kraft") != "kraft"):
         raise ConfigError("--derive: the relation is derived from the model for kraft induction at a fixed size "
                           "only (not with --size any, --bmc or --model replication)")
@@ -268,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
         if derive:
             _init_follows(rc, ctx, {**dict(rc.config), size_key: ctx.n})
             ctx = _derive_lazily(args, rc, ctx, change, model)
-        with (model.decisions() if change is not None else _nothing()):
+        with (model.decisions() if change is not None else contextlib.nullcontext()):
             text = _run_induction(args, ctx, model, targets, report)
         if derive:
             _derivation_done(ctx, encoding)

@@ -87,12 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from model.kraft.variants import Protocol
 
     _check_options(args)
-    from checker.cli.options import activate_plugins
-
-    activate_plugins(args)  # with one plugin, the model it extends
-    if args.model is None and args.config_file is None:
-        args.model = "kraft"  # the default model of `kcheck prove`
-    rc = run_config(args)
+    rc = run_config(args)  # the plugins are in force and the model is set (prove.run)
     from checker.proofs.changes import plugin_refusal
 
     plugin_refusal(args, rc)
@@ -155,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         report["cti"] = {"conjunct": o.cti.conjunct, "action": o.cti.action, "nodes": o.cti.nodes,
                          "pre": o.cti.pre, "post": o.cti.post}
     print(json.dumps(report) if args.json else "\n".join(lines))
-    return EXIT[o.result]
+    return EXIT[result]
 
 
 def _one_voter(args: argparse.Namespace, rc: Any, targets: list[str]) -> dict[str, Any]:
