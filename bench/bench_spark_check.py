@@ -1,5 +1,7 @@
 """Exhaustive search on Spark against the local engine, on the same configurations: one JSON
-object per configuration, with both engines' seconds and states/s and their ratio.
+object per configuration, with both engines' seconds and states/s and their ratio, and for the
+levels Spark ran (their frontier above `--driver-level`) a least-squares fit of a level's seconds
+as a cost per level plus a cost per state expanded, beside the local engine's seconds per state.
 
     python bench/bench_spark_check.py                                  # smoke, then the kraft default
     python bench/bench_spark_check.py --run replication:smoke --run kraft:default --master local[2] --workers 2
@@ -21,9 +23,26 @@ if str(ROOT) not in sys.path:
 
 from checker.search.run import explore  # noqa: E402
 from checker.config import load_config  # noqa: E402
-from checker.search.spark_bfs import explore_spark  # noqa: E402
+from checker.search.spark_bfs import DRIVER_LEVEL, explore_spark  # noqa: E402
 from checker.walks.spark import spark_session  # noqa: E402
 from checker.walks.walker import ModelSpec  # noqa: E402
+
+
+def _fit(ticks: list[tuple[int, float]], driver_level: int) -> tuple:
+    """Seconds of a level run on Spark = a + b * its frontier: (a in s, b in ms, levels fitted). The
+    first level on Spark is left out: it starts the executors' Python workers."""
+    points = []
+    for (frontier, t0), (_, t1) in zip([(0, 0.0)] + ticks, ticks):
+        if frontier > driver_level:
+            points.append((frontier, t1 - t0))
+    points = points[1:]
+    if len(points) < 2:
+        return None, None, len(points)
+    mx = sum(x for x, _ in points) / len(points)
+    my = sum(y for _, y in points) / len(points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    b = sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
+    return round(my - b * mx, 3), round(1000 * b, 4), len(points)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--partitions", type=int)
+    parser.add_argument("--driver-level", type=int, default=DRIVER_LEVEL)
     args = parser.parse_args(argv)
     runs = args.run or ["replication:smoke", "kraft:default"]
     session = spark_session(args.master, app_name="kcheck-bench")
@@ -41,10 +61,13 @@ def main(argv: list[str] | None = None) -> int:
             name, preset = run.split(":")
             rc = load_config(model=name, preset=preset)
             local = explore(rc.build(), workers=args.workers)
+            ticks: list[tuple[int, float]] = []  # (queue after the level, seconds since the start)
             begin = time.perf_counter()
             spark = explore_spark(session.sparkContext, ModelSpec.of(rc.model, rc.config, rc.variant),
-                                  partitions=args.partitions)
+                                  partitions=args.partitions, driver_level=args.driver_level,
+                                  progress=lambda p: ticks.append((p.queue, time.perf_counter() - begin)))
             wall = time.perf_counter() - begin
+            per_level, per_state, n = _fit(ticks, args.driver_level)
             same = (local.result, local.distinct_states, local.states_generated, local.depth) == \
                 (spark.result, spark.distinct_states, spark.states_generated, spark.depth)
             print(json.dumps({
@@ -54,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
                 "local_states_per_second": round(local.states_per_second), "spark_states_per_second":
                     round(spark.distinct_states / wall) if wall else None,
                 "spark_over_local_time": round(wall / local.seconds, 2) if local.seconds else None,
+                "levels_on_spark": n, "spark_seconds_per_level": per_level,
+                "spark_ms_per_state": per_state, "local_ms_per_state":
+                    round(1000 * local.seconds / local.distinct_states, 4) if local.distinct_states else None,
             }), flush=True)
     finally:
         session.stop()

@@ -196,6 +196,31 @@ def test_levels_on_the_driver_change_nothing(spark, driver_level: int, tmp_path:
             assert len(list(run.glob("visited-*.bin"))) == 3 * (local.depth + 2)
 
 
+def test_a_state_limit_on_spark_still_checks_the_level_it_stops_at(spark, tmp_path: Path) -> None:
+    """A level's properties are checked by the job after the one that found it: a search stopped by
+    --max-states at the level where an invariant breaks still reports the violation, and one stopped
+    at an earlier level reports the levels it finished, with the queue it left."""
+    from checker.config import load_config
+    from checker.search.run import explore
+    from checker.search.spark_bfs import explore_spark
+    from checker.walks.walker import ModelSpec
+
+    rc = load_config(model="replication", variant="hw-without-maximal-isr", preset="smoke")
+    local = explore(rc.build())
+    assert local.result == "violation"
+    spec = ModelSpec.of(rc.model, rc.config, rc.variant)
+    seen: list = []
+    whole = explore_spark(spark.sparkContext, spec, partitions=3, driver_level=0,
+                          progress=lambda p: seen.append((p.depth, p.distinct_states, p.queue)))
+    assert whole.result == "violation" and len(whole.violation["trace"]) == len(local.violation["trace"])
+    before = next(p for p in seen if p[0] == whole.depth - 1)  # the last level before the violating one
+    at_violation = explore_spark(spark.sparkContext, spec, partitions=3, driver_level=0, max_states=before[1] + 1)
+    assert _figures(at_violation) == _figures(local)
+    earlier = next(p for p in seen if p[0] == whole.depth - 3)
+    stopped = explore_spark(spark.sparkContext, spec, partitions=3, driver_level=0, max_states=earlier[1])
+    assert (stopped.result, stopped.distinct_states, stopped.queue) == ("incomplete", earlier[1], earlier[2])
+
+
 def test_the_spark_search_does_not_depend_on_the_partition_count(spark) -> None:
     from checker.config import load_config
     from checker.search.spark_bfs import explore_spark
@@ -250,6 +275,59 @@ def test_conf_pairs_reach_the_session_a_command_starts(monkeypatch: pytest.Monke
     assert main(["check", "--preset", "smoke", "--engine", "spark", "--quiet", *confs]) == 2
     assert main(["simulate", "--preset", "smoke", "--engine", "spark", "--walks", "1", "--quiet", *confs]) == 2
     assert asked == [{"spark.executor.pyspark.memory": "512m", "spark.executor.memory": "2g"}] * 2
+
+
+PROBE_DRIVER = """
+import json, sys
+sys.path.insert(0, {root!r})
+from checker.config import load_config
+from checker.walks.spark import executors_run_own_sources, ship_packages, spark_session
+from checker.walks.walker import ModelSpec
+
+session = spark_session({master!r}, app_name="kcheck-probe")
+sc = session.sparkContext
+rc = load_config(model="replication", preset="smoke")
+files = ship_packages(sc, ModelSpec.of(rc.model, rc.config, rc.variant), sc.master)
+
+
+def where(_):
+    import checker.search.bfs
+    yield checker.search.bfs.__file__
+
+
+ran = sorted(set(sc.parallelize(range(4), 4).mapPartitions(where).collect()))
+print(json.dumps({{"own": executors_run_own_sources(sc), "files": [f.rsplit("/", 1)[-1] for f in files], "ran": ran}}))
+session.stop()
+"""
+
+
+def test_executors_run_their_own_kcheck_only_when_its_sources_are_the_drivers(cluster, tmp_path: Path) -> None:
+    """Every executor of the cluster imports this checkout's sources: nothing is shipped, and they
+    run the checkout's own (compiled) modules. A driver whose `checker` differs by one comment
+    ships its sources, and the executors run those."""
+    import shutil
+
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", KCHECK_SPARK_LOG=str(tmp_path / "driver-jvm.log"))
+
+    def probe(root: Path) -> dict:
+        driver = tmp_path / "probe.py"
+        driver.write_text(PROBE_DRIVER.format(root=str(root), master=cluster))
+        p = subprocess.run([sys.executable, str(driver)], capture_output=True, text=True, env=env, cwd=tmp_path,
+                           timeout=300)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return json.loads(p.stdout.splitlines()[-1])
+
+    same = probe(ROOT)
+    assert same["own"] is True and same["files"] == []
+    assert [Path(f).parent for f in same["ran"]] == [ROOT / "checker" / "search"], same["ran"]
+    copy = tmp_path / "edited"
+    for package in ("model", "checker"):
+        shutil.copytree(ROOT / package, copy / package, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / "checker" / "search" / "bfs.py").open("a") as f:
+        f.write("# one comment more than the executors' copy\n")
+    edited = probe(copy)
+    assert edited["own"] is False and len(edited["files"]) == 1 and edited["files"][0].startswith("kcheck-packages-")
+    assert all(f.endswith(edited["files"][0] + "/checker/search/bfs.py") for f in edited["ran"]), edited["ran"]
 
 
 def test_check_on_a_standalone_cluster_of_two_workers_gives_the_local_result(cluster, cluster_home: Path,

@@ -1,9 +1,10 @@
 """`kcheck check --engine spark` and `kcheck simulate --engine spark` on a real standalone cluster
 (a Master and one Worker on 127.0.0.1, from the installed pyspark), run as a user runs them: a
-non-editable install, from outside the repo, without SPARK_LOCAL_IP. The executors import the
-kcheck shipped to them, which holds no compiled module (the install's compiled fingerprint table
-must not be asked for there), and the driver listens on the loopback address the master was
-reached at, not on the machine's network address."""
+non-editable install, from outside the repo, without SPARK_LOCAL_IP. The executors run the
+driver's interpreter, so they import the very kcheck installed (checker/walks/spark.py,
+`executors_run_own_sources`; tests/test_spark.py ships a driver's edited sources instead), and
+the driver listens on the loopback address the master was reached at, not on the machine's
+network address."""
 from __future__ import annotations
 
 import json

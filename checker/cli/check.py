@@ -62,7 +62,8 @@ def _check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--master", metavar="URL",
                         help="spark engine: local[*] (default) or spark://host:port")
     parser.add_argument("--partitions", type=_positive_int, metavar="P",
-                        help="spark engine: partitions of the fingerprint space (default 4 x the default parallelism)")
+                        help="spark engine: partitions of the fingerprint space (default: the default parallelism on a "
+                             "local master, 4 x it on a cluster)")
     parser.add_argument("--driver-level", type=nonnegative_int, metavar="N", default=None,
                         help="spark engine: a BFS level of at most N states is expanded on the driver instead of"
                              " by a Spark job (default 5,000; 0: every level on Spark)")

@@ -11,9 +11,12 @@ sketches on the driver, which shuffles nothing.
 
 Sessions: `local[*]` by default, or a master URL such as `spark://host:7077`. The JVM's
 stdout/stderr (Spark's log4j output and executor Python stderr in local mode) go to a log file,
-never to the terminal. Against a non-local master, the `model` and `checker` packages are zipped
-and shipped with `sc.addPyFile`; a model module outside `model` (a test model) is shipped on every
-master, and so are the `--plugin` files (`sc.addFile`, checked by SHA-256 in each task:
+never to the terminal. Against a non-local master, a job first asks every executor which `model`
+and `checker` sources it imports: where every one imports the driver's very sources (the same
+kcheck installed on each machine, compiled or not), the executors run their own; else the two
+packages are zipped and shipped with `sc.addPyFile` (as pure Python: a zip holds no compiled
+module). A model module outside `model` (a test model) is shipped on every master, and so are the
+`--plugin` files (`sc.addFile`, checked by SHA-256 in each task:
 checker/walks/spark_plugins.py).
 """
 from __future__ import annotations
@@ -244,10 +247,57 @@ def _as_zip(archive: Path) -> str:
 
 
 _SHIPPED: dict[str, set[str]] = {}  # applicationId -> files already added
+_OWN: dict[str, bool] = {}  # applicationId -> whether every executor imports the driver's model and checker
+
+
+def _sources_probe() -> Callable[[int, Any], Any]:
+    """A task answering (its working directory, the SHA-256 of the `model` and `checker` sources it
+    would import, or None when either is not a plain directory there). Made of the standard library
+    only, so that it runs where kcheck is not installed; the driver runs the same function."""
+    def probe(_part: int, _items: Any) -> Any:
+        import hashlib
+        import importlib.util
+        import os
+        from pathlib import Path
+
+        digest = hashlib.sha256()
+        for package in ("model", "checker"):
+            try:
+                spec = importlib.util.find_spec(package)
+            except (ImportError, ValueError):
+                spec = None
+            places = list(spec.submodule_search_locations or []) if spec is not None else []
+            if len(places) != 1 or not os.path.isdir(places[0]):
+                yield os.getcwd(), None
+                return
+            root = Path(places[0])
+            for path in sorted(root.rglob("*.py")):
+                if "__pycache__" not in path.parts:
+                    digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        yield os.getcwd(), digest.hexdigest()
+
+    return probe
+
+
+def executors_run_own_sources(sc: Any) -> bool:
+    """Whether every executor registered imports this driver's `model` and `checker` sources: a job
+    of two tasks a core asks them (an executor that no task reached counts as not)."""
+    if sc.applicationId in _OWN:
+        return _OWN[sc.applicationId]
+    probe = _sources_probe()
+    mine = next(probe(0, iter(())))[1]
+    executors = max(1, sc._jsc.sc().getExecutorIds().size())
+    tasks = max(2 * sc.defaultParallelism, 2 * executors)
+    answers = set(sc.parallelize(range(tasks), tasks).mapPartitionsWithIndex(probe).collect())
+    own = mine is not None and len({where for where, _ in answers}) >= executors and \
+        all(digest == mine for _, digest in answers)
+    _OWN[sc.applicationId] = own
+    return own
 
 
 def ship_packages(sc, spec: ModelSpec, master: str) -> list[str]:
-    """addPyFile what executors need: model + checker off-box, and a model module living elsewhere
+    """addPyFile what executors need: model + checker off-box, unless every executor imports the
+    driver's very sources (`executors_run_own_sources`), and a model module living elsewhere
     on every master. Packages imported from source directories are zipped; packages imported from a
     zip or wheel (spark-submit --py-files kcheck.whl) are shipped as that archive, renamed .zip,
     on every master: PySpark's Python workers, local ones included, do not see a .whl."""
@@ -263,6 +313,8 @@ def ship_packages(sc, spec: ModelSpec, master: str) -> list[str]:
         packages = [p for p in packages if archives[p] is not None or (plugin and p == top)]
     files = sorted({_as_zip(a) for p in packages if (a := archives[p]) is not None})
     sources = [p for p in packages if archives[p] is None]
+    if not is_local(master) and {"model", "checker"} <= set(sources) and executors_run_own_sources(sc):
+        sources = [p for p in sources if p not in ("model", "checker")]  # each executor imports these very sources
     if sources:
         files.append(package_zip(sources))
     shipped = _SHIPPED.setdefault(sc.applicationId, set())
