@@ -1,7 +1,9 @@
 """Exhaustive search on Spark against the local engine, on the same configurations: one JSON
 object per configuration, with both engines' seconds and states/s and their ratio, and for the
 levels Spark ran (their frontier above `--driver-level`) a least-squares fit of a level's seconds
-as a cost per level plus a cost per state expanded, beside the local engine's seconds per state.
+as a cost per level plus a cost per state expanded, beside the local engine's seconds per state,
+and the floor of a level: the median seconds of five jobs of a level's shape (two stages, one task
+a partition and stage, a shuffle) that carry nothing.
 
     python bench/bench_spark_check.py                                  # smoke, then the kraft default
     python bench/bench_spark_check.py --run replication:smoke --run kraft:default --master local[2] --workers 2
@@ -23,7 +25,7 @@ if str(ROOT) not in sys.path:
 
 from checker.search.run import explore  # noqa: E402
 from checker.config import load_config  # noqa: E402
-from checker.search.spark_bfs import DRIVER_LEVEL, explore_spark  # noqa: E402
+from checker.search.spark_bfs import DRIVER_LEVEL, default_partitions, explore_spark  # noqa: E402
 from checker.walks.spark import spark_session  # noqa: E402
 from checker.walks.walker import ModelSpec  # noqa: E402
 
@@ -45,6 +47,20 @@ def _fit(ticks: list[tuple[int, float]], driver_level: int) -> tuple:
     return round(my - b * mx, 3), round(1000 * b, 4), len(points)
 
 
+def _empty_level(sc, parts: int) -> float:
+    """Median seconds of five jobs shaped as a level of the search, carrying nothing."""
+    def nothing(_part, items):
+        yield from ()
+
+    times = []
+    for _ in range(5):
+        begin = time.perf_counter()
+        sc.parallelize([], parts).mapPartitionsWithIndex(nothing).partitionBy(parts).mapPartitionsWithIndex(
+            nothing).collect()
+        times.append(time.perf_counter() - begin)
+    return round(sorted(times)[2], 3)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", action="append", metavar="MODEL:PRESET",
@@ -57,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     runs = args.run or ["replication:smoke", "kraft:default"]
     session = spark_session(args.master, app_name="kcheck-bench")
     try:
+        parts = args.partitions or default_partitions(session.sparkContext)
+        _empty_level(session.sparkContext, parts)  # the first jobs start the Python workers
+        floor = _empty_level(session.sparkContext, parts)
         for run in runs:
             name, preset = run.split(":")
             rc = load_config(model=name, preset=preset)
@@ -77,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
                 "local_states_per_second": round(local.states_per_second), "spark_states_per_second":
                     round(spark.distinct_states / wall) if wall else None,
                 "spark_over_local_time": round(wall / local.seconds, 2) if local.seconds else None,
-                "levels_on_spark": n, "spark_seconds_per_level": per_level,
+                "partitions": parts, "levels_on_spark": n, "spark_seconds_per_level": per_level,
+                "empty_level_seconds": floor,
                 "spark_ms_per_state": per_state, "local_ms_per_state":
                     round(1000 * local.seconds / local.distinct_states, 4) if local.distinct_states else None,
             }), flush=True)

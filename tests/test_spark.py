@@ -373,3 +373,18 @@ def test_the_spark_command_of_docs_performance_md_runs_as_shown(spark, capsys) -
     for key in ("result", "distinct_states", "states_generated", "depth", "action_counts", "unreached",
                 "never_enabled"):
         assert remote[key] == local[key], key
+
+
+def test_the_spark_bench_prints_both_engines_and_the_fitted_costs(tmp_path: Path) -> None:
+    """bench/bench_spark_check.py, as docs/performance.md runs it, on a small configuration: the same
+    counts on both engines, a cost per level and per state fitted on the levels Spark ran, and an
+    empty level's floor."""
+    env = dict(os.environ, KCHECK_SPARK_LOG=str(tmp_path / "jvm.log"))
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_spark_check.py"), "--run", "kraft:smoke",
+                        "--partitions", "2", "--driver-level", "40"], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    row = json.loads(p.stdout.splitlines()[-1])
+    assert row["same_result"] is True and row["partitions"] == 2
+    assert row["levels_on_spark"] >= 3 and row["spark_ms_per_state"] is not None, row
+    assert row["empty_level_seconds"] > 0 and row["local_ms_per_state"] > 0
