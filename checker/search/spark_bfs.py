@@ -346,7 +346,6 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
 
     from checker.walks.spark import SparkUnavailable, job_failure, ship_packages
 
-    tables = out  # `out` names each level's RDD below
     model = spec.build()
     ship_packages(sc, spec, sc.master)
     parts = max(1, partitions or default_partitions(sc))
@@ -479,8 +478,8 @@ def explore_spark(sc: Any, spec: ModelSpec, *, max_states: int | None = None, pa
                     seconds = time.perf_counter() - start
                     progress(Progress(distinct, generated, depth, size, seconds))
             stop.check()
-            if tables is not None:
-                _write_levels(tables, levels, kinds_by_level)
+            if out is not None:
+                _write_levels(out, levels, kinds_by_level)
     except KeyboardInterrupt:
         outcome, interrupted = INCOMPLETE, True
     except Exception as e:  # Py4JJavaError: a task failed; its Python error is in the text
