@@ -3,7 +3,7 @@ answer on a copy of the sources with the one edit made.
 
 Per edit: `kcheck check --no-liveness --preset P` (the edit's preset; the property it names and
 the trace's steps), `kcheck prove --size N` (default 3: on the relation derived from the edited
-Python for kraft; refused for replication, whose induction is of the hand-written relation) and
+Python; for replication, of the property check breaks, on the edit's `prove_preset`) and
 `kcheck prove --size any` (refused: every-size encodings are hand-written). Prints one line per
 edit and answer as it goes, then a markdown table; `--json FILE` keeps every answer.
 
@@ -82,8 +82,19 @@ def check_answer(copy: Path, edit: dict[str, Any], timeout: float) -> dict[str, 
     return answer
 
 
+def prove_args(edit: dict[str, Any]) -> list[str]:
+    """What a fixed-size proof of the edit asks beside the model and size: for replication, the
+    property check breaks (its default targets are structural and candidates_remain), on the
+    edit's `prove_preset` (the configuration where that property's proof holds unedited)."""
+    out = ["--preset", edit["prove_preset"]] if edit.get("prove_preset") else []
+    if edit["model"] == "replication" and edit["breaks"]:
+        out += ["--invariant", edit["breaks"]]
+    return out
+
+
 def prove_answer(copy: Path, edit: dict[str, Any], size: str, timeout: float) -> dict[str, Any]:
-    code, out, last, seconds = kcheck(copy, "prove", "--model", edit["model"], "--size", size, "--quiet",
+    more = prove_args(edit) if size != "any" else []
+    code, out, last, seconds = kcheck(copy, "prove", "--model", edit["model"], "--size", size, *more, "--quiet",
                                       timeout=timeout)
     answer: dict[str, Any] = {"exit": code, "seconds": round(seconds, 1)}
     if code == 2 or out is None:

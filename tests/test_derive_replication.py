@@ -145,3 +145,46 @@ def test_the_network_functions_keep_the_multisets():
     assert not network.exists(t, FetchResponse, lambda m: True)
     assert network.lose(t, FetchRequest, lambda m: m.follower == 1).fetch_requests == (r2,)
     assert network.send_all(t, ()) is t
+
+
+def test_alter_partition_derives_under_the_invariant_and_equals_the_hand_encoding():
+    """HandleAlterPartition runs the controller's validation and partition change, whose
+    iterations over the ISR, ELR and LastKnownELR fork on every member's bit: merged at their
+    call (`_CONTROLLER_RULES`), it derives under the invariant of the default targets in a few
+    dozen paths (2 brokers here) and equals replication_next on the invariant's states."""
+    from checker.proofs.derived_replication import SUPPORT
+    from checker.proofs.induction import conjuncts_for
+    from checker.proofs.replication_inv import DEFAULT_TARGETS, formula
+
+    ctx, nctx = D.contexts(D.default_params(brokers=2))
+    pre = fresh(nctx.layout, "pre_")
+    inv = z3.And([formula(n)(nctx, pre) for n in conjuncts_for(DEFAULT_TARGETS, SUPPORT)])
+    a = N.HandleAlterPartitionIn(0, 0)
+    d = D.derive(ctx, nctx.layout, pre, a, D.domain(nctx.layout, pre), max_paths=400, assume=inv)
+    assert d.step is not None and 0 < d.enabled_paths <= d.paths <= 400, d.why
+    c = D.compare(ctx, nctx, a, pre=pre, assume=inv, derived=d)
+    assert c.verdict == "equal", c.difference
+
+
+def _one_crash(brokers: int):
+    from model.replication.params import CONFIG_KEYS, PRESETS, Params
+
+    return Params.from_config({**{k.name: k.default for k in CONFIG_KEYS}, **PRESETS["one-crash"], "brokers": brokers})
+
+
+@pytest.mark.parametrize("carried", [True, False])
+def test_a_derived_proof_carries_the_well_formedness_lemmas(monkeypatch, carried):
+    """On states that well_formed and its support exclude the model's Python raises (ReplayMetadata
+    of a record the controller no longer holds): a derived proof of structural carries them and
+    holds; with structural's own support alone the crash query refutes the model as shipped."""
+    from checker.proofs import derived, derived_replication, replication_inv
+    from model.replication import actions as RA
+
+    if not carried:
+        monkeypatch.setattr(derived_replication, "SUPPORT", replication_inv.SUPPORT)
+    ctx = derived_replication.context(_one_crash(2), "kafka-4.1", ["structural"])
+    o = derived.prove(ctx, ["structural"], timeout_s=120, only=[RA.ReplayMetadata(0)])
+    if carried:
+        assert o.result == "proved" and "well_formed" in o.conjuncts, (o.result, o.reason)
+    else:
+        assert o.result == "cti" and "raises IndexError in ReplayMetadata(broker=0)" in o.reason, (o.result, o.reason)

@@ -106,8 +106,29 @@ def test_a_changed_step_is_what_is_derived():
     assert solver.check() == z3.unsat
 
 
+def test_a_changed_replication_step_is_what_is_derived():
+    """The same for replication (derive_replication): a step that never sends a Fetch derives an
+    action enabled nowhere; the identity step derives the model's own guard."""
+    from checker.proofs import derive_replication as DR
+    from checker.proofs.replication_state import fresh as fresh_replication
+    from model.replication import actions as RA
+
+    ctx, nctx = DR.contexts(DR.default_params())
+    pre = fresh_replication(nctx.layout, "s_")
+    dom = DR.domain(nctx.layout, pre)
+    action = RA.SendFetch(1)
+    own = DR.derive(ctx, nctx.layout, pre, action, dom)
+    same = DR.derive(ctx, nctx.layout, pre, action, dom, step=lambda s, a, base: base(s, a))
+    never = DR.derive(ctx, nctx.layout, pre, action, dom, step=lambda s, a, base: None)
+    assert own.enabled_paths > 0 and same.enabled_paths == own.enabled_paths and never.enabled_paths == 0
+    solver = z3.Solver()
+    solver.add(own.step.guard != same.step.guard)
+    assert solver.check() == z3.unsat
+
+
 @pytest.mark.parametrize("source,argv,says", [
-    (HW_QUORUM, ["--variant", "frozen-hw"], "the replication relation is not derived"),
+    (HW_QUORUM, ["--variant", "frozen-hw", "--size", "any"], "every-size encoding is written by hand"),
+    (HW_QUORUM, ["--variant", "frozen-hw", "--size", "2", "--bmc", "2"], "bounded model checking"),
     (EPOCH_ONLY, ["--variant", "epoch-only-vote", "--size", "any"], "every-size encoding is written by hand"),
     (EPOCH_ONLY, ["--variant", "epoch-only-vote", "--size", "2", "--bmc", "3"], "bounded model checking"),
     (ODD_START, ["--variant", "odd-start", "--size", "2"], "Init"),

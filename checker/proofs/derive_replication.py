@@ -18,8 +18,12 @@ The stand-in state follows replication_state's layout:
   terms, no fork), `exists` and `lose` explore their predicate on each slot on its own and
   merge it into one condition per slot;
 - partition.py's pure rules (leader_hw, can_expand_isr, fetch_divergence, follower_truncation,
-  out_of_range_truncation) are merged at their call (`merged_rule`), so their branches do not
-  multiply the action's paths; `Broker.maximal_isr` of two unread sets is their bits' union;
+  out_of_range_truncation) and controller.py's two pure functions every controller event runs
+  (validate_alter_partition: the first error of an AlterPartition; partition_change: the next
+  partition registration) are merged at their call (`merged_rule`), so their branches do not
+  multiply the action's paths (a partition change iterates over the ISR, ELR and LastKnownELR,
+  each iteration forking on every member's bit); `Broker.maximal_isr` of two unread sets is their
+  bits' union;
 - the ghost history: the model's updates of the produce requests and the exposed prefix
   (broker_actions.live_pending, complete_produces, expose, produced) are answered on
   replication_state's arrays (hp/hpl/hple/hpoff, acked, elen/eep/eval), the abstraction of the
@@ -50,6 +54,7 @@ from checker.proofs.symbolic import (
 )
 from checker.proofs.term import Step, Sym, select, smin
 from model.replication import broker_actions, network, state
+from model.replication import controller as controller_rules
 from model.replication.context import Context
 from model.replication.model import _STEP
 from model.replication.params import Params
@@ -278,6 +283,8 @@ def merged_rule(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 # the pure rules merged while deriving, as broker_actions imports them
 _PARTITION_RULES = ("leader_hw", "can_expand_isr", "fetch_divergence", "follower_truncation", "out_of_range_truncation")
+# and the controller's, looked up in model.replication.controller by its callers (controller_actions' `rules.`)
+_CONTROLLER_RULES = ("validate_alter_partition", "partition_change")
 
 
 # --- the controller's metadata log ----------------------------------------------------------------
@@ -743,6 +750,7 @@ def symbolic_model() -> Iterator[None]:
         (broker_actions, "expose", sym_expose),
         (broker_actions, "produced", sym_produced),
     ] + [(broker_actions, name, merged_rule(getattr(broker_actions, name))) for name in _PARTITION_RULES]
+    patches += [(controller_rules, name, merged_rule(getattr(controller_rules, name))) for name in _CONTROLLER_RULES]
     patches.append((Broker, "maximal_isr", property(sym_maximal_isr)))
     saved = [(module, name, module.__dict__[name] if isinstance(module, type) else getattr(module, name))
              for module, name, _ in patches]
@@ -886,10 +894,15 @@ def _model_action(s0: State, ex: Explorer, action: Any) -> Any:
     return getattr(A, MODEL_ACTION[t])(net.message(action.slot, kind, **ids))
 
 
-def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any, max_paths: int = 4000) -> Derived:
+def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any, max_paths: int = 4000,
+           assume: Any = None, step: Callable[[Any, Any, Callable[[Any, Any], Any]], Any] | None = None) -> Derived:
     """Run the model's action on the stand-in state along every feasible path, then state.compact
-    (model.next_state). More than `max_paths` paths: not derived."""
-    ex = Explorer(domain, layout.L + 1)
+    (model.next_state). More than `max_paths` paths: not derived. With `assume` (an inductive
+    invariant) only its states are explored: a branch side none of them takes is pruned, so the
+    relation is the model's on those states only (what an induction step asks about); the guard
+    leaves `assume` out. `step(state, action, base)`: a plugin's changed transition
+    (model/extension.py's `next_state`), run on the stand-in state with `base` the model's own."""
+    ex = Explorer(domain if assume is None else z3.And(domain, assume), layout.L + 1)
     start = time.perf_counter()
     count = [0]
 
@@ -902,7 +915,10 @@ def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any, max
             a = _model_action(s0, ex, action)
             if a is None:
                 return None
-            s = _STEP[type(a)](s0, ctx, a)
+            if step is None:
+                s = _STEP[type(a)](s0, ctx, a)
+            else:
+                s = step(s0, a, lambda s1, a1: _STEP[type(a1)](s1, ctx, a1))
             if s is None:
                 return None
             s = compacted(layout, ex, s)

@@ -81,28 +81,39 @@ def context(p: Params, variant: str = "kafka-4.1", actions: Sequence[Any] | None
     mctx = model_ctx or Context(p, Protocol.of(variant))
     pre = fresh(base.layout, PREFIX)
     dom = D.domain(base.layout, pre)
+    every = N.actions(base) if actions is None else list(actions)
+    derived, spent, later = derive_all(lambda a: D.derive(mctx, base.layout, pre, a, dom, step), every, lazy, progress)
+    # the hand encoding's layout, Init, formulas and decoding, with the derived steps
+    enc = encoding(induction._kraft_encoding(), "kraft (derived)", D.domain, derived, pre, later, every)
+    return DerivedCtx(base.p, base.proto, base.layout, enc, derived, spent)
+
+
+def derive_all(derive: Callable[[Any], Any], every: list[Any], lazy: bool,
+               progress: Callable[[Any], None] | None) -> tuple[ByAction, list[float], Callable[[Any], Any] | None]:
+    """(the derived instances, [their seconds in all], the function that derives one more when
+    `lazy`, else None): every instance of `every` is derived now unless `lazy`."""
     derived = ByAction()
     spent = [0.0]
 
-    def derive_one(a: Any) -> D.Derived:
-        d = D.derive(mctx, base.layout, pre, a, dom, step)
+    def derive_one(a: Any) -> Any:
+        d = derive(a)
         derived[a] = d
         spent[0] += d.seconds
         if progress:
             progress(d)
         return d
 
-    every = N.actions(base) if actions is None else list(actions)
     if not lazy:
         for a in every:
             derive_one(a)
-    enc = _encoding(derived, pre, derive_one if lazy else None, every)
-    return DerivedCtx(base.p, base.proto, base.layout, enc, derived, spent)
+    return derived, spent, derive_one if lazy else None
 
 
-def _encoding(derived: ByAction, pre0: Sym, derive_one: Callable[[Any], D.Derived] | None,
-              every: list[Any]) -> Any:
-    base = induction._kraft_encoding()  # the hand encoding's layout, Init, formulas and decoding
+def encoding(base: Any, name: str, domain: Callable[[Any, Sym], Any], derived: ByAction, pre0: Sym,
+             derive_one: Callable[[Any], Any] | None, every: list[Any]) -> Any:
+    """`base` (an encoding: induction.encoding_of) with `step` and `transition` the derived ones
+    (each instance derived when first asked for, with `derive_one`), and `domain` the layout's
+    meaningful states (what a derivation assumes)."""
     wanted = {(type(a), a) for a in every}
 
     def step(ctx: Any, pre: Sym, a: Any) -> Step:
@@ -121,8 +132,8 @@ def _encoding(derived: ByAction, pre0: Sym, derive_one: Callable[[Any], D.Derive
         acts = list(every) if acts is None else acts
         return relation([step(ctx, pre, a) for a in acts], pre, post, selector)
 
-    return SimpleNamespace(**{**vars(base), "name": "kraft (derived)", "step": step, "transition": transition,
-                              "actions": lambda ctx: list(every)})
+    return SimpleNamespace(**{**vars(base), "name": name, "step": step, "transition": transition,
+                              "actions": lambda ctx: list(every), "domain": domain})
 
 
 def not_derived(ctx: DerivedCtx, acts: Sequence[Any]) -> list[str]:
@@ -132,33 +143,40 @@ def not_derived(ctx: DerivedCtx, acts: Sequence[Any]) -> list[str]:
             for a in acts if (a in ctx.derived and ctx.derived[a].step is None) or (a not in ctx.derived and (type(a), a) not in lazy)]
 
 
-def prove(ctx: DerivedCtx, targets: Sequence[str], timeout_s: float = 60.0, symmetric: bool = True,
+def prove(ctx: Any, targets: Sequence[str], timeout_s: float = 60.0, symmetric: bool = True,
           progress: Callable[[Check], None] | None = None, only: Sequence[Any] | None = None) -> Outcome:
-    """induction.prove on the derived relation; refused (result "unknown" with the reason) when an
-    action it checks did not derive; "cti" naming the action when the model raises from an Inv
-    state."""
-    acts = list(only) if only is not None else (induction.representatives(ctx) if symmetric
-                                                 else list(ctx.derived))
+    """induction.prove on the derived relation (of either model: `ctx.encoding` says which);
+    refused (result "unknown" with the reason) when an action it checks did not derive; "cti"
+    naming the action when the model raises from an Inv state."""
+    enc = ctx.encoding
+    acts = list(only) if only is not None else (enc.representatives(ctx) if symmetric
+                                                 else list(enc.actions(ctx)))
     missing = not_derived(ctx, acts)
     if missing:
-        return Outcome(induction.UNKNOWN, induction.conjuncts_for(targets),
+        return Outcome(induction.UNKNOWN, induction.conjuncts_for(targets, enc.support),
                        reason="not derived from the model: " + "; ".join(missing[:3]))
     try:
         out = induction.prove(ctx, targets, timeout_s, symmetric, progress, only)
     except NotDerived as e:
-        return Outcome(induction.UNKNOWN, induction.conjuncts_for(targets), reason=f"not derived from the model: {e}")
+        return Outcome(induction.UNKNOWN, induction.conjuncts_for(targets, enc.support), reason=f"not derived from the model: {e}")
     if out.result != induction.PROVED:
         return out
-    pre = fresh(ctx.layout, PREFIX)
-    inv = z3.And([induction.formula(n)(ctx, pre) for n in out.conjuncts])
+    pre = enc.fresh(ctx.layout, PREFIX)
+    inv = z3.And([enc.formula(n)(ctx, pre) for n in out.conjuncts])
     for a in acts:
+        if a not in ctx.derived:  # a lazy context derives it now
+            try:
+                enc.step(ctx, pre, a)
+            except NotDerived as e:
+                out.result, out.reason = induction.UNKNOWN, f"not derived from the model: {e}"
+                return out
         d = ctx.derived[a]
         if z3.is_false(z3.simplify(d.crash)):
             continue
         s = z3.Solver()
         s.set("timeout", max(1, int(timeout_s * 1000)))
         t0 = time.monotonic()
-        r = s.check(inv, D.domain(ctx.layout, pre), d.crash)
+        r = s.check(inv, enc.domain(ctx.layout, pre), d.crash)
         answer = "holds" if r == z3.unsat else "fails" if r == z3.sat else "unknown"
         c = Check(f"Inv => {a!r} does not raise ({', '.join(d.crashes)})", answer, time.monotonic() - t0)
         out.checks.append(c)

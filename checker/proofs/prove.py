@@ -21,7 +21,7 @@ import contextlib
 import json
 import sys
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from checker.config import ConfigError, RunConfig
 from checker.proofs.changes import plugin_change, plugin_refusal
@@ -63,9 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all-actions", action="store_true",
                         help="check every action instance, not one per orbit of voter renamings")
     parser.add_argument("--derive", action="store_true",
-                        help="kraft induction: prove on the relation derived from the model's Python even where "
-                             "its sources are those the hand-written encoding was checked against (an edited "
-                             "model always is)")
+                        help="induction at a fixed size: prove on the relation derived from the model's Python "
+                             "even where its sources are those the hand-written encoding was checked against (an "
+                             "edited model always is)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--trace-out", metavar="FILE", help="with --bmc: write a violation as an ITF trace")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -131,26 +131,30 @@ def _setup(args: argparse.Namespace) -> tuple[RunConfig, Any, Any, list[str]]:
     return rc, ctx, model, targets
 
 
+_HAND_INIT = {"kraft": "checker/proofs/kraft_next.py", "replication": "checker/proofs/replication_state.py"}
+
+
 def _init_follows(rc: RunConfig, ctx: Any, config: dict[str, Any]) -> None:
-    """The derived relation's Init is written by hand (kraft_next.init): refused (exit 2) unless it
-    holds of the model's initial states, as they are now (an edit or a plugin may change them),
-    and of no other state."""
+    """The derived relation's Init is written by hand (kraft_next.init, replication_state's
+    init_constraint): refused (exit 2) unless it holds of the model's initial states, as they are
+    now (an edit or a plugin may change them), and of no other state."""
     import z3
 
-    from checker.proofs import kraft_next, kraft_state
+    from checker.proofs.induction import encoding_of
 
-    model = rc.definition.build({**config, "symmetry": False}, rc.variant)
+    enc = encoding_of(ctx)
+    model = rc.definition.build({**config, "symmetry": False} if rc.model == "kraft" else config, rc.variant)
     starts = model.init_states()  # a plugin's: with its replaced decisions in force
-    sym = kraft_state.fresh(ctx.layout, "i_")
-    init = kraft_next.init(ctx, sym)
-    same = [kraft_state.matches(ctx.layout, sym, s0) for s0 in starts]
+    sym = enc.fresh(ctx.layout, "i_")
+    init = enc.init(ctx, sym)
+    same = [enc.matches(ctx.layout, sym, s0) for s0 in starts]
     for claim, want, what in [(z3.And(init, m), z3.sat, "an initial state of the model is not one of the encoding's")
                               for m in same] + [(z3.And(init, z3.Not(z3.Or(same))), z3.unsat,
                                                  "the encoding's Init has a state the model does not start in")]:
         solver = z3.Solver()
         solver.add(claim)
         if solver.check() != want:
-            raise ConfigError(f"the derived relation's Init (checker/proofs/kraft_next.py, written by hand) is not the "
+            raise ConfigError(f"the derived relation's Init ({_HAND_INIT[rc.model]}, written by hand) is not the "
                               f"model's initial state as it is now: {what}; nothing is proved (spec/proofs.md, "
                               "\"Deriving the relation from the model\")")
 
@@ -170,7 +174,7 @@ def _encoding_text(encoding: dict[str, Any]) -> str:
     if encoding["how"] == "derived":
         return (f"derived from the model's Python (sources sha256 {encoding['model_sha256'][:12]}): "
                 f"{encoding['actions']} action instances in {encoding['derivation_seconds']:.1f} s "
-                "(checker/proofs/derive.py); invariants and lemmas written by hand")
+                f"({encoding['derived_by']}); invariants and lemmas written by hand")
     return (f"follows the model (its sources, sha256 {encoding['model_sha256'][:12]}, are those the encoding"
             " was checked against)")
 
@@ -183,19 +187,25 @@ def _not_recorded(rc: RunConfig) -> bool:
     return refusal(rc.model, any_size=False) is not None
 
 
-def _derived_encoding() -> dict[str, Any]:
+_DERIVED_BY = {"kraft": "checker/proofs/derive.py", "replication": "checker/proofs/derive_replication.py, "
+                                                                     "under the invariant"}
+
+
+def _derived_encoding(model: str) -> dict[str, Any]:
     """The `encoding_check` object of a proof on the derived relation (filled in as it runs)."""
     from checker.provenance import model_digest
 
-    return {"how": "derived", "model_sha256": model_digest("kraft"), "actions": 0, "derivation_seconds": 0.0,
-            "paths": 0}
+    return {"how": "derived", "model_sha256": model_digest(model), "derived_by": _DERIVED_BY[model], "actions": 0,
+            "derivation_seconds": 0.0, "paths": 0}
 
 
-def _derive_lazily(args: argparse.Namespace, rc: RunConfig, ctx: Any, change: Any = None, model: Any = None) -> Any:
-    """The KRaft context whose relation is derived from the model's Python, each action instance
-    when the induction first needs it (a progress line per instance). With a plugin's `change`,
-    of its base variant's rules with the change in force: its replaced decisions (put in force
-    around the induction, where the derivation runs) and its `next_state`."""
+def _derive_lazily(args: argparse.Namespace, rc: RunConfig, ctx: Any, change: Any = None, model: Any = None,
+                   targets: Sequence[str] = ()) -> Any:
+    """The context whose relation is derived from the model's Python, each action instance when
+    the induction first needs it (a progress line per instance); for replication, under the
+    inductive invariant of `targets`. With a plugin's `change`, of its base variant's rules with the
+    change in force: its replaced decisions (put in force around the induction, where the
+    derivation runs) and its `next_state`."""
     from checker.proofs import derived
 
     step = None
@@ -208,6 +218,11 @@ def _derive_lazily(args: argparse.Namespace, rc: RunConfig, ctx: Any, change: An
             what = "derived" if d.step is not None else f"not derived ({d.why})"
             print(f"kcheck: {what} {d.action!r}: {d.paths} paths ({d.seconds:.2f}s)", file=sys.stderr, flush=True)
 
+    if rc.model == "replication":
+        from checker.proofs import derived_replication
+
+        return derived_replication.context(ctx.p, rc.variant if change is None else change.base, targets,
+                                           progress=progress, lazy=True, step=step)
     return derived.context(ctx.p, rc.variant if change is None else change.base, progress=progress, lazy=True,
                            step=step)
 
@@ -233,9 +248,9 @@ def run(args: argparse.Namespace) -> int:
     activate_plugins(args)  # with one plugin, the model it extends
     if args.model is None and args.config_file is None:
         args.model = "kraft"  # the default model of `kcheck prove`
-    if args.derive and (args.size == "any" or args.bmc or (args.model or "kraft") != "kraft"):
-        raise ConfigError("--derive: the relation is derived from the model for kraft induction at a fixed size "
-                          "only (not with --size any, --bmc or --model replication)")
+    if args.derive and (args.size == "any" or args.bmc):
+        raise ConfigError("--derive: the relation is derived from the model for induction at a fixed size only "
+                          "(not with --size any or --bmc)")
     if args.size == "any":
         from checker.proofs import prove_any
 
@@ -248,8 +263,8 @@ def run(args: argparse.Namespace) -> int:
     from checker.outputs import check_outputs
 
     check_outputs(files=[("--trace-out", args.trace_out)], inputs=[("the config file", args.config_file)])
-    derive = rc.model == "kraft" and not args.bmc and (args.derive or change is not None or _not_recorded(rc))
-    encoding = _derived_encoding() if derive else _encoding_follows(rc)
+    derive = not args.bmc and (args.derive or change is not None or _not_recorded(rc))
+    encoding = _derived_encoding(rc.model) if derive else _encoding_follows(rc)
     size_key = _SIZE_KEY[rc.model]
     from checker import plugin
 
@@ -262,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if derive:
             _init_follows(rc, ctx, {**dict(rc.config), size_key: ctx.n})
-            ctx = _derive_lazily(args, rc, ctx, change, model)
+            ctx = _derive_lazily(args, rc, ctx, change, model, targets)
         with (model.decisions() if change is not None else contextlib.nullcontext()):
             text = _run_induction(args, ctx, model, targets, report)
         if derive:
