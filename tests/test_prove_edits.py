@@ -72,3 +72,5 @@ def test_check_refutes_and_no_prove_proves(edit, tmp_path):
         out = json.loads(p.stdout)
         assert p.returncode == 1 and out["result"] == "cti", p.stderr[-2000:]
         assert out["encoding_check"]["how"] == "derived"
+        module = "derive_replication.py, under the invariant" if edit["model"] == "replication" else "derive.py"
+        assert out["encoding_check"]["derived_by"] == f"checker/proofs/{module}"
