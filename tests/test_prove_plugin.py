@@ -89,37 +89,30 @@ def test_a_replaced_decision_is_proved_as_changed(tmp_path):
     assert [Path(p["file"]).name for p in report["plugins"]] == ["change.py"]
 
 
-def test_a_changed_step_is_what_is_derived():
-    """A plugin's next_state runs on the stand-in state: a step that never times out derives an
-    action enabled nowhere; the identity step derives the model's own."""
+def _kraft_timeout():
     p = Params.from_config({**{k.name: k.default for k in CONFIG_KEYS}, "voters": 2})
-    ctx, nctx = D.contexts(p)
-    pre = fresh(nctx.layout, "s_")
-    dom = D.domain(nctx.layout, pre)
-    action = A.ElectionTimeout(0)
-    own = D.derive(ctx, nctx.layout, pre, action, dom)
-    same = D.derive(ctx, nctx.layout, pre, action, dom, step=lambda s, a, base: base(s, a))
-    never = D.derive(ctx, nctx.layout, pre, action, dom, step=lambda s, a, base: None)
-    assert own.enabled_paths > 0 and same.enabled_paths == own.enabled_paths and never.enabled_paths == 0
-    solver = z3.Solver()
-    solver.add(own.step.guard != same.step.guard)
-    assert solver.check() == z3.unsat
+    return D, D.contexts(p), fresh, A.ElectionTimeout(0)
 
 
-def test_a_changed_replication_step_is_what_is_derived():
-    """The same for replication (derive_replication): a step that never sends a Fetch derives an
-    action enabled nowhere; the identity step derives the model's own guard."""
+def _replication_fetch():
     from checker.proofs import derive_replication as DR
     from checker.proofs.replication_state import fresh as fresh_replication
     from model.replication import actions as RA
 
-    ctx, nctx = DR.contexts(DR.default_params())
-    pre = fresh_replication(nctx.layout, "s_")
-    dom = DR.domain(nctx.layout, pre)
-    action = RA.SendFetch(1)
-    own = DR.derive(ctx, nctx.layout, pre, action, dom)
-    same = DR.derive(ctx, nctx.layout, pre, action, dom, step=lambda s, a, base: base(s, a))
-    never = DR.derive(ctx, nctx.layout, pre, action, dom, step=lambda s, a, base: None)
+    return DR, DR.contexts(DR.default_params()), fresh_replication, RA.SendFetch(1)
+
+
+@pytest.mark.parametrize("case", [_kraft_timeout, _replication_fetch], ids=["kraft", "replication"])
+def test_a_changed_step_is_what_is_derived(case):
+    """A plugin's next_state runs on the stand-in state (derive.py, derive_replication.py): a step
+    that never times out (kraft) or never sends a Fetch (replication) derives an action enabled
+    nowhere; the identity step derives the model's own guard."""
+    derive, (ctx, nctx), fresh_state, action = case()
+    pre = fresh_state(nctx.layout, "s_")
+    dom = derive.domain(nctx.layout, pre)
+    own = derive.derive(ctx, nctx.layout, pre, action, dom)
+    same = derive.derive(ctx, nctx.layout, pre, action, dom, step=lambda s, a, base: base(s, a))
+    never = derive.derive(ctx, nctx.layout, pre, action, dom, step=lambda s, a, base: None)
     assert own.enabled_paths > 0 and same.enabled_paths == own.enabled_paths and never.enabled_paths == 0
     solver = z3.Solver()
     solver.add(own.step.guard != same.step.guard)
