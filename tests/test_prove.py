@@ -675,10 +675,13 @@ VOTE_RULE = ("model/kraft/rules.py",
 def test_prove_refuses_when_the_kraft_vote_compares_the_last_epoch_only(tmp_path):
     """The vote's log check edited to compare the last epochs only (it breaks leader completeness,
     as kcheck check finds): the every-size encoding is a hand-written copy, so prove refuses, exit
-    2, one line naming the file; it once said proved there, where a sample check passed the edited
-    line by."""
-    p = _prove_edited(tmp_path, *VOTE_RULE, "--model", "kraft", "--size", "any", "--quiet")
+    2, one line naming the file and the step at 3 voters that Z3 finds the encoding does not take;
+    it once said proved there, where a sample check passed the edited line by."""
+    p = _prove_edited(tmp_path, *VOTE_RULE, "--model", "kraft", "--size", "any", "--quiet", "--timeout", "20")
     _refused(p, "kraft", "kraft/rules.py")
+    assert ("at 3 voters the every-size encoding is not shown to take every step of the model's "
+            "HandleVoteRequest(src=0, dst=1) as it is now") in p.stderr
+    assert "not included, role_0=" in p.stderr  # the state Z3 found
 
 
 def test_an_edited_kraft_vote_is_answered_at_a_fixed_size(tmp_path):

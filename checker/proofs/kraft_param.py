@@ -201,6 +201,12 @@ class Step:
     def require(self, c: Any) -> None:
         self.guard.append(c)
 
+    def require_ghost(self, c: Any) -> None:
+        """A guard on a ghost the model does not hold (a bound the proof needs, set by an earlier
+        step): a guard as any other, named apart so that param_inclusion can say it does not
+        relate it to the model."""
+        self.require(c)
+
 
 @dataclass(frozen=True)
 class PCtx:
@@ -744,14 +750,18 @@ def handle_fetch_response(s: State, c: PCtx, st: Step, l: Any, f: Any) -> State:
     # the records (rlog from rstart to rlen) are appended at the log's end
     div, rstart, rlen = (s.msg("fresp", x)(l, f) for x in ("div", "rstart", "rlen"))
     cut = st.const("cut", I)
-    st.require(z3.And(0 <= cut, cut <= s2.len(f), z3.Implies(div, cut >= s.msg("fresp", "agree")(l, f))))
+    # a fatal error (truncation below the HW, a HW going back) changes nothing encoded
+    fatal = st.const("fatal")
+    # the ghost bound on a truncation binds only where the response truncates: a response the
+    # common handling takes, an error or a fatal error leaves the log as it is whatever its ghosts say
+    truncates = z3.And(div, z3.Not(handled), error == NONE, z3.Not(fatal))
+    st.require(z3.And(0 <= cut, cut <= s2.len(f)))
+    st.require_ghost(z3.Implies(truncates, cut >= s.msg("fresp", "agree")(l, f)))
     flog, rlog, end = s2.log, s.msg("fresp", "rlog"), s2.len(f)
     new_len = z3.If(div, cut, end + rlen - rstart)
     s3 = s2.with_(log=appended_log(flog, rlog, l, f, div, end, rstart, c.append_as_response))
     last = z3.If(new_len > 0, s3.log(f, new_len - 1), 0)
     fetched = poll_sends(set_node(s3, f, len=new_len, lle=last, fetched=z3.BoolVal(True)), c, st, f)
-    # a fatal error (truncation below the HW, a HW going back) changes nothing encoded
-    fatal = st.const("fatal")
     return ite(z3.Or(handled, error != NONE, fatal), s2, fetched)
 
 

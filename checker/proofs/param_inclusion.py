@@ -12,11 +12,16 @@ encoding's free constants makes its step from P enabled and its successor abstra
     Inv(P) & alpha(P, s) & guard_d(s) & ~crash_d(s)  =>  exists c. guard_p(P, c) & alpha(post_p(P, c), post_d(s))
 
 Z3 is asked for a counterexample: a model of the left side and `ForAll c. ~(...)`. The encoding's
-choice functions (the subsets of a poll's requests) are, over the N nodes, N Boolean choices each.
-Inv(P) is asked because the encoding reads its own ghosts (a diverging response's `agree`); by
-induction every encoding state reached satisfies it. What the encoding keeps of a state
-(`abstraction`) covers every field of kraft_param.SIGNATURE but the ghosts (a test asserts it),
-so an effect of the model the encoding does not make shows as a difference."""
+choice functions (the subsets of a poll's requests) are, over the N nodes, N Boolean choices each;
+quantifiers over nodes and quorums are written out over the N nodes (`ground`). Inv(P) is
+assumed only where needed (`tiers`: nothing, election safety's lemmas, the proof's conjuncts): a
+state of the fixed-size domain no run reaches (two leaders of one epoch) may take a step the
+encoding does not, and every encoding state a run reaches satisfies the invariant the proof
+proves. Not checked: the encoding's guards on its own ghosts (`Step.require_ghost`; a diverging
+Fetch response's truncation keeps the `agree` entries the leader's answer fixed), whose values
+the model has no counterpart of; the result names the actions that have one. What the encoding
+keeps of a state (`abstraction`) covers every field of kraft_param.SIGNATURE but the ghosts (a
+test asserts it), so an effect of the model the encoding does not make shows as a difference."""
 from __future__ import annotations
 
 import itertools
@@ -156,38 +161,41 @@ def abstraction(layout: Layout, s: Sym, p: K.State, u: list[Any]) -> list[Any]:
 def ground(t: Any, values: dict[Any, list[Any]]) -> Any:
     """t with every quantifier over a finite sort (values: sort -> its elements) written out as
     the conjunction (disjunction) of its instances: over N nodes, Z3 answers the inclusion
-    queries in seconds where the quantified invariant left it without an answer."""
+    queries in seconds where the quantified invariant left it without an answer. Iterative: a
+    derived term nests If-terms thousands deep."""
     memo: dict[int, Any] = {}
-
-    def walk(t: Any) -> Any:
-        key = t.get_id()
+    stack = [(t, False)]
+    while stack:
+        x, expanded = stack.pop()
+        key = x.get_id()
         if key in memo:
-            return memo[key]
-        if z3.is_quantifier(t):
-            sorts = [t.var_sort(k) for k in range(t.num_vars())]
-            fin = [k for k, srt in enumerate(sorts) if srt in values]
-            keep = [z3.FreshConst(sorts[k], t.var_name(k)) for k in range(len(sorts)) if k not in fin]
-            choices = [values[sorts[k]] if k in fin else [None] for k in range(len(sorts))]
-            parts = []
-            for combo in itertools.product(*choices):
-                kept = iter(keep)
-                args = [x if x is not None else next(kept) for x in combo]
-                parts.append(walk(z3.substitute_vars(t.body(), *reversed(args))))
-            body = z3.And(parts) if t.is_forall() else z3.Or(parts)
-            out = body if not keep else (z3.ForAll(keep, body) if t.is_forall() else z3.Exists(keep, body))
-        elif z3.is_app(t) and t.num_args() and z3.is_bool(t) and t.decl().kind() in _CONNECTIVES:
-            out = t.decl()(*[walk(a) for a in t.children()])
-        elif z3.is_app(t) and t.decl().kind() == z3.Z3_OP_ITE:
-            out = z3.If(walk(t.arg(0)), walk(t.arg(1)), walk(t.arg(2)))
+            continue
+        if z3.is_quantifier(x):
+            memo[key] = _instances(x, values)
+        elif z3.is_app(x) and x.num_args():
+            kids = x.children()
+            if not expanded:
+                stack.append((x, True))
+                stack.extend((k, False) for k in kids if k.get_id() not in memo)
+                continue
+            new = [memo[k.get_id()] for k in kids]
+            memo[key] = x if all(a.eq(b) for a, b in zip(kids, new)) else x.decl()(*new)
         else:
-            out = t
-        memo[key] = out
-        return out
-
-    return walk(t)
+            memo[key] = x
+    return memo[t.get_id()]
 
 
-_CONNECTIVES = (z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_NOT, z3.Z3_OP_IMPLIES, z3.Z3_OP_EQ, z3.Z3_OP_XOR)
+def _instances(q: Any, values: dict[Any, list[Any]]) -> Any:
+    sorts = [q.var_sort(k) for k in range(q.num_vars())]
+    fin = {k for k, srt in enumerate(sorts) if srt in values}
+    keep = [z3.FreshConst(sorts[k], q.var_name(k)) for k in range(len(sorts)) if k not in fin]
+    parts = []
+    for combo in itertools.product(*[values[sorts[k]] if k in fin else [None] for k in range(len(sorts))]):
+        kept = iter(keep)
+        args = [x if x is not None else next(kept) for x in combo]
+        parts.append(ground(z3.substitute_vars(q.body(), *reversed(args)), values))
+    body = z3.And(parts) if q.is_forall() else z3.Or(parts)
+    return body if not keep else (z3.ForAll(keep, body) if q.is_forall() else z3.Exists(keep, body))
 
 
 class WorldStep(K.Step):
@@ -198,6 +206,10 @@ class WorldStep(K.Step):
         super().__init__(name, pre)
         self.u = u
         self.consts: list[Any] = []
+        self.ghost_guards: list[Any] = []
+
+    def require_ghost(self, c: Any) -> None:
+        self.ghost_guards.append(c)
 
     def const(self, label: str, sort: Any = K.B) -> Any:
         c = super().const(label, sort)
@@ -217,30 +229,45 @@ def node_of_value(u: list[Any], y: Any, bits: list[Any]) -> Any:
     return out
 
 
+SIZES = (3, 4)  # an odd and an even number of voters: majorities of 2 of 3 and 3 of 4
+
+
 @dataclass
 class Inclusion:
     action: Any
     verdict: str  # "included", "not included", "unknown", "not derived"
-    seconds: float
+    seconds: float  # Z3's
     derive_seconds: float
     paths: int = 0
     detail: str = ""
+    assumed: str = ""  # "": no invariant needed; else the name of the tier of lemmas assumed
+    ghost_guards: int = 0  # the encoding's guards on its own ghosts, not related to the model
 
 
 @dataclass
-class Report:
+class SizeReport:
     n: int
     results: list[Inclusion] = field(default_factory=list)
 
     @property
-    def verdict(self) -> str:
-        bad = [r for r in self.results if r.verdict != "included"]
-        return "included" if not bad else bad[0].verdict
+    def failure(self) -> Inclusion | None:
+        return next((r for r in self.results if r.verdict != "included"), None)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"voters": self.n, "instances": len(self.results),
+                "derive_seconds": round(sum(r.derive_seconds for r in self.results), 1),
+                "z3_seconds": round(sum(r.seconds for r in self.results), 1),
+                "assumed": sorted({r.assumed for r in self.results if r.assumed}),
+                "ghost_guards": sorted({_name(r.action)[0] for r in self.results if r.ghost_guards})}
 
 
 def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, inv: Callable[[K.State], list[Any]],
-          timeout_ms: int) -> tuple[str, str, float]:
-    """Is every step of the derived action instance `d` a step of the every-size encoding?"""
+          timeout_ms: int) -> tuple[str, str, float, int]:
+    """Is every step of the derived action instance `d` a step of the every-size encoding (but
+    for its guards on ghosts, `require_ghost`)? (verdict, a counterexample's pre-state, seconds,
+    the number of ghost guards left out). A query Z3 does not answer in `timeout_ms` is asked
+    again split by the roles of the nodes the action names (HandleFetchResponse's takes 2 minutes
+    and no answer whole, some 10 s a case split)."""
     t0 = time.perf_counter()
     u, qs, facts = world(layout.n)
     values = {K.Node: u, K.Quorum: qs}
@@ -248,25 +275,40 @@ def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, inv: Callable[[K.St
     p, _ = K.fresh("P_")
     name, ids = _name(d.action)
     s = z3.Solver()
-    s.set("timeout", timeout_ms)
     s.add(facts, g(K.quorum_axiom()), D.domain(layout, pre), well_typed(layout, pre), d.step.guard, z3.Not(d.crash),
           *abstraction(layout, pre, p, u), *(g(f) for f in inv(p)))
     post = d.step.post
+    ghost_guards = 0
     if name in K.UNCHANGED:
         s.add(z3.Not(z3.And(abstraction(layout, post, p, u))))
     else:
         arity, fn = next((a, f) for nm, a, f in K.ACTIONS if nm == name)
         st = WorldStep(name.replace("(", "_").replace(")", ""), p, u)
         ppost = fn(p, c, st, *(u[k] for k in ids))
-        holds = g(z3.And(*st.guard, well_typed(layout, post), *abstraction(layout, post, ppost, u)))
+        holds = z3.And(g(z3.And(st.guard)), well_typed(layout, post), *abstraction(layout, post, ppost, u))
         s.add(z3.ForAll(st.consts, z3.Not(holds)) if st.consts else z3.Not(holds))
+        ghost_guards = len(st.ghost_guards)
+    s.set("timeout", max(1, timeout_ms // 4))
     r = s.check()
+    if r == z3.unknown:  # split by the roles of the named nodes, each case with the full timeout
+        s.set("timeout", timeout_ms)
+        r = z3.unsat
+        for roles in itertools.product(range(6), repeat=len(set(ids))):
+            s.push()
+            s.add(*(pre[("role", i)] == x for i, x in zip(sorted(set(ids)), roles)))
+            answer = s.check()
+            if answer == z3.sat:
+                return "not included", _show(s.model(), layout, pre), time.perf_counter() - t0, ghost_guards
+            s.pop()
+            if answer == z3.unknown:
+                r = z3.unknown
+                break
     seconds = time.perf_counter() - t0
     if r == z3.unsat:
-        return "included", "", seconds
+        return "included", "", seconds, ghost_guards
     if r == z3.sat:
-        return "not included", _show(s.model(), layout, pre), seconds
-    return "unknown", s.reason_unknown(), seconds
+        return "not included", _show(s.model(), layout, pre), seconds, ghost_guards
+    return "unknown", s.reason_unknown(), seconds, ghost_guards
 
 
 def _show(m: z3.ModelRef, layout: Layout, pre: Sym) -> str:
@@ -280,21 +322,161 @@ def _show(m: z3.ModelRef, layout: Layout, pre: Sym) -> str:
     return " ".join(out[:40])
 
 
-def includes(mctx: Any, layout: Layout, c: K.PCtx, actions: Sequence[Any], inv: Callable[[K.State], list[Any]],
-             timeout_ms: int = 120_000, progress: Callable[[Inclusion], None] | None = None,
-             step: Any = None) -> Report:
-    """Derive each action instance at layout.n voters and check its steps are the encoding's."""
+TIER_NAMES = {"": "assuming nothing", "election_safety": "assuming election safety's lemmas",
+              "all": "assuming the proof's conjuncts"}
+
+
+def tiers(c: K.PCtx, conjuncts: list[str]) -> list[tuple[str, list[str]]]:
+    """The invariants an instance's check may assume, tried in turn: none; election safety's
+    lemmas; all the proof's conjuncts (each only as far as the proof proves them)."""
+    from checker.proofs.kraft_param_inv import conjuncts as support
+
+    out: list[tuple[str, list[str]]] = [("", [])]
+    election = [x for x in support(c, ["election_safety"]) if x in conjuncts]
+    if election:
+        out.append(("election_safety", election))
+    if set(conjuncts) - set(election):
+        out.append(("all", list(conjuncts)))
+    return out
+
+
+def check_size(mctx: Any, layout: Layout, c: K.PCtx, actions: Sequence[Any], conjuncts: list[str],
+               timeout_ms: int = 120_000, progress: Callable[[Inclusion], None] | None = None,
+               step: Any = None) -> SizeReport:
+    """Derive each action instance at layout.n voters and check that its steps are the encoding's,
+    assuming the fewest of `conjuncts` (`tiers`); stops at the first instance not included."""
+    from checker.proofs.kraft_param_inv import formula
+
     pre = fresh(layout, "i_")
     dom = D.domain(layout, pre)
-    rep = Report(layout.n)
+    rep = SizeReport(layout.n)
     for a in actions:
         d = D.derive(mctx, layout, pre, a, dom, step)
         if d.step is None:
             res = Inclusion(a, "not derived", 0.0, d.seconds, d.paths, d.why)
         else:
-            verdict, detail, seconds = check(d, layout, pre, c, inv, timeout_ms)
-            res = Inclusion(a, verdict, seconds, d.seconds, d.paths, detail)
+            spent, tried = 0.0, []
+            for tier, names in tiers(c, conjuncts):
+                inv = (lambda names: lambda p: [formula(x)(c, p) for x in names])(names)
+                verdict, detail, seconds, ghosts = check(d, layout, pre, c, inv, timeout_ms)
+                spent += seconds
+                if verdict == "included":
+                    break
+                tried.append(f"{TIER_NAMES[tier]}: {verdict}" + (f", {detail}" if detail else ""))
+            res = Inclusion(a, verdict, spent, d.seconds, d.paths, "; ".join(reversed(tried)) if verdict != "included"
+                            else "", tier, ghosts)
         rep.results.append(res)
         if progress:
             progress(res)
+        if res.verdict != "included":
+            break
     return rep
+
+
+# --- the check `kcheck prove --size any` runs (or reads from the record) -------------------------
+
+INCLUSION_FILES = ("term.py", "kraft_state.py", "kraft_next.py", "symbolic.py", "derive.py", "kraft_param.py",
+                   "kraft_param_inv.py", "param_conformance.py", "param_inclusion.py")
+
+
+def sources_digest() -> str:
+    """SHA-256 of what an inclusion result depends on: the kraft model's sources and the files
+    that derive its relation, encode every size, and compare them."""
+    from pathlib import Path
+
+    from checker.provenance import digest, model_digest
+
+    folder = Path(__file__).parent
+    return model_digest("kraft") + ":" + digest(folder, files=[folder / f for f in INCLUSION_FILES])[0]
+
+
+def bounds(config: dict[str, Any]) -> dict[str, Any]:
+    """The configuration's values the derived relation depends on, but the number of voters."""
+    from model.kraft.params import Params
+
+    p = Params.from_config({**config, "voters": 3})
+    return {k: v for k, v in p._asdict().items() if k not in ("n", "symmetry")}
+
+
+def run_sizes(config: dict[str, Any], variant: str, c: K.PCtx, conjuncts: list[str], sizes: Sequence[int] = SIZES,
+              progress: Callable[[Inclusion], None] | None = None, timeout_ms: int = 120_000) -> list[SizeReport]:
+    """check_size at each number of voters, one action instance per orbit of voter renamings
+    (induction.representatives), with the configuration's bounds; stops at the first failure."""
+    from checker.proofs.induction import representatives
+    from checker.proofs.kraft_next import Ctx
+    from model.kraft.params import Params
+    from model.kraft.quorum import Context
+    from model.kraft.variants import Protocol
+
+    out = []
+    for n in sizes:
+        p = Params.from_config({**config, "voters": n})
+        ctx = Ctx.of(p, variant)
+        rep = check_size(Context(p, Protocol.of(variant)), ctx.layout, c, representatives(ctx), conjuncts,
+                         timeout_ms, progress)
+        out.append(rep)
+        if rep.failure is not None:
+            break
+    return out
+
+
+def record_entry(config: dict[str, Any], variant: str, c: K.PCtx, reports: list[SizeReport],
+                 conjuncts: list[str]) -> dict[str, Any]:
+    """What the record keeps of an inclusion: the sources, variant and bounds it holds for, and the
+    conjuncts it assumed (a proof whose conjuncts include them may read it)."""
+    assumed = sorted({x for rep in reports for r in rep.results if r.assumed for x in dict(tiers(c, conjuncts))[r.assumed]})
+    return {"sources": sources_digest(), "variant": variant, "stale_requests": c.stale_requests,
+            "bounds": bounds(config), "sizes": [rep.as_json() for rep in reports], "assumed": assumed}
+
+
+def recorded(config: dict[str, Any], variant: str, c: K.PCtx, conjuncts: list[str]) -> dict[str, Any] | None:
+    """The recorded inclusion for these sources, variant, bounds and a subset of the proof's
+    conjuncts, if any (checker/proofs/checked_against.json)."""
+    import json
+
+    from checker.proofs.checked_against import RECORD
+
+    try:
+        entries = json.loads(RECORD.read_text()).get("inclusion", {}).get("kraft", [])
+    except (OSError, ValueError, AttributeError):
+        return None
+    now = sources_digest()
+    for e in entries if isinstance(entries, list) else []:
+        if (e.get("sources") == now and e.get("variant") == variant and e.get("stale_requests") == c.stale_requests
+                and e.get("bounds") == bounds(config) and set(e.get("assumed", [])) <= set(conjuncts)
+                and [s["voters"] for s in e.get("sizes", [])] in (list(SIZES), list(SIZES[:1]))):
+            return e
+    return None
+
+
+def describe(entry: dict[str, Any], how: str) -> str:
+    sizes = entry["sizes"]
+    n = " and ".join(str(s["voters"]) for s in sizes)
+    count = sum(s["instances"] for s in sizes)
+    assumed = f", assuming {len(entry['assumed'])} of the proof's conjuncts where needed" if entry["assumed"] else ""
+    ghosts = sorted({g for s in sizes for g in s["ghost_guards"]})
+    but = (f"; not related to the model: the encoding's guards on its own ghosts in {', '.join(ghosts)}, which rest on "
+           "the sample check" if ghosts else "")
+    return (f"every step of the model at {n} voters is one of the every-size encoding's (the relation derived from "
+            f"the model's Python at this configuration's bounds, {count} action instances, one per orbit of voter "
+            f"renamings; Z3 over every state of the domain{assumed}){but}; {how}")
+
+
+def init_included(definition: Any, config: dict[str, Any], variant: str, n: int) -> str | None:
+    """None when every initial state of the model at n voters is abstracted by an initial state of
+    the encoding (kraft_param.init, written by hand) and well typed; else what differs."""
+    from checker.proofs import kraft_state
+    from model.kraft.params import Params
+
+    layout = Layout.of(Params.from_config({**config, "voters": n}))
+    model = definition.build({**config, "voters": n, "symmetry": False}, variant)
+    u, qs, facts = world(n)
+    for s0 in model.init_states():
+        sym = fresh(layout, "init_")
+        p, _ = K.fresh("Pinit_")
+        solver = z3.Solver()
+        solver.add(facts, kraft_state.matches(layout, sym, s0), well_typed(layout, sym),
+                   *abstraction(layout, sym, p, u), ground(K.init(p), {K.Node: u, K.Quorum: qs}))
+        if solver.check() != z3.sat:
+            return f"an initial state of the model at {n} voters is not one of the encoding's (kraft_param.init)"
+    return None

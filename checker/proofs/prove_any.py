@@ -39,22 +39,11 @@ def _check_options(args: argparse.Namespace) -> None:
             raise ConfigError(f"--size any proves by induction over every node at once; {flag} needs a fixed --size N")
 
 
-def licensed(model: str) -> None:
-    """ConfigError (exit 2, nothing proved) unless the model's and the every-size encoding's sources
-    are those recorded (checker/proofs/checked_against.py): the sample check that follows can name
-    a difference, never license a proof."""
-    from checker.proofs.checked_against import refusal
-
-    reason = refusal(model, any_size=True)
-    if reason is not None:
-        raise ConfigError(reason)
-
-
 def _encoding_covers(variant: str, c: Any, quiet: bool) -> dict[str, Any]:
     """Every transition of a sample of the model's states (BFS and walks of `default`, as
     tests/test_prove_any.py takes, with the run's variant and `stale_requests`, which the encoding
     follows) must be a step of the every-size encoding, or nothing is proved. Run on every proof,
-    after `licensed`: the record was made on kafka-4.1, and a run's variant may differ."""
+    after the record is found in step: it was made on kafka-4.1, and a run's variant may differ."""
     from checker.config import load_config
     from checker.proofs import conformance, param_conformance
 
@@ -77,6 +66,54 @@ def _encoding_covers(variant: str, c: Any, quiet: bool) -> dict[str, Any]:
                    f" checked against; a sample of this variant's steps re-checked: {report.transitions:,} transitions"
                    f" in {seconds:.1f} s)",
             "transitions": report.transitions}
+
+
+def _refuse_edited(rc: Any, c: Any, conjuncts: list[str], reason: str, quiet: bool, timeout_s: float) -> None:
+    """An edited model or encoding: ConfigError (exit 2, nothing proved), after looking at 3
+    voters for a step of the edited model that the every-size encoding does not take
+    (checker/proofs/param_inclusion.py), which the refusal names. Refused even when there is
+    none: the encoding's guard on its own ghost (a truncation keeps what the leader's answer
+    agreed on) is not related to the model by that check, only by the recorded sample."""
+    from checker.heartbeat import Heartbeat
+    from checker.proofs import param_inclusion as PI
+
+    if not quiet:
+        print("kcheck: the sources are not those recorded: deriving the model's relation at 3 voters and looking for "
+              "a step the every-size encoding does not take", file=sys.stderr, flush=True)
+
+    def progress(r: Any) -> None:
+        heartbeat.beat(f"{r.action!r}: {r.verdict}")
+        if not quiet:
+            print(f"kcheck: {r.action!r}: {r.verdict} ({r.paths} paths, {r.derive_seconds:.1f} s deriving, "
+                  f"{r.seconds:.1f} s in Z3)", file=sys.stderr, flush=True)
+
+    n = PI.SIZES[0]
+    why = PI.init_included(rc.definition, dict(rc.config), rc.variant, n)
+    if why is not None:
+        raise ConfigError(f"{reason}; at {n} voters: {why}")
+    with Heartbeat("prove", None if quiet else sys.stderr) as heartbeat:
+        rep = PI.run_sizes(dict(rc.config), rc.variant, c, conjuncts, (n,), progress,
+                           max(1, int(timeout_s * 1000)))[0]
+    bad = rep.failure
+    if bad is None:
+        ghosts = ", ".join(rep.as_json()["ghost_guards"]) or "none"
+        raise ConfigError(f"{reason}; at {n} voters every step of the model as it is now is one of the every-size "
+                          f"encoding's (Z3, {len(rep.results)} action instances) but for the encoding's guards on its "
+                          f"own ghosts ({ghosts}), which nothing relates to the model")
+    what = {"not included": "Z3 found a state of the domain where the model takes a step the encoding cannot take",
+            "unknown": "Z3 gave no answer", "not derived": "the derivation could not follow the model"}[bad.verdict]
+    detail = f" ({' '.join(bad.detail.split())[:400]})" if bad.detail else ""
+    raise ConfigError(f"{reason}; at {n} voters the every-size encoding is not shown to take every step of the "
+                      f"model's {bad.action!r} as it is now: {what}{detail}")
+
+
+def _inclusion(rc: Any, c: Any, conjuncts: list[str]) -> dict[str, Any] | None:
+    """The recorded Z3 inclusion of the model's relation at 3 and 4 voters in the every-size encoding,
+    for these sources, this variant and configuration (None: not recorded for them)."""
+    from checker.proofs import param_inclusion as PI
+
+    entry = PI.recorded(dict(rc.config), rc.variant, c, conjuncts)
+    return None if entry is None else {"how": PI.describe(entry, "recorded with these sources"), **entry}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,9 +152,15 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("the any-size encoding has a static voter set; set voter_changes=0 and spares=0 "
                           "(spec/proofs.md, \"Every cluster size\")")
     c = PCtx(Protocol.of(rc.variant), stale_requests=bool(config["stale_requests"]))
-    licensed("kraft")
+    from checker.proofs.checked_against import refusal
+
+    names = conjuncts(c, targets)
+    reason = refusal("kraft", any_size=True)
+    if reason is not None:
+        _refuse_edited(rc, c, names, reason, args.quiet, args.timeout)
     encoding = _encoding_covers(rc.variant, c, args.quiet)
-    lemmas = [n for n in conjuncts(c, targets) if n not in targets]
+    encoding["inclusion"] = _inclusion(rc, c, names)
+    lemmas = [n for n in names if n not in targets]
 
     o, wall = proving(args, lambda progress: prove_any(c, targets, timeout_s=args.timeout, progress=progress))
     one = _one_voter(args, rc, targets) if o.result == "proved" else None
@@ -131,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
         "model_source": model_source().as_json(), "encoding_check": encoding}
     lines = [f"model:      kraft", f"model source: {model_source().text()}", f"variant:    {rc.variant}",
              f"encoding:   {encoding['how']}",
+             "inclusion:  " + (encoding["inclusion"]["how"] if encoding["inclusion"] else
+                               "not recorded for this variant and configuration (checker/proofs/param_inclusion.py)"),
              "voters:     any: 2 or more by the every-size encoding (nodes an uninterpreted sort; majorities "
              "quorums, any two of which share a member); 1 by the fixed-size encoding (below)",
              f"invariants: {', '.join(targets)}", f"lemmas:     {', '.join(lemmas)}",

@@ -3,7 +3,10 @@
     python -m checker.proofs.record
 
 runs, for every model whose record is stale, the fixed-size cross-check and the every-size sample
-check, and records only the models whose checks all pass. A module of its own because it runs
+check, and records only the models whose checks all pass; for kraft it then
+checks, by Z3, that the every-size encoding includes the relation derived from the model at 3
+and 4 voters (checker/proofs/param_inclusion.py) and records that result with the sources it
+holds for. A module of its own because it runs
 the every-size checks of prove_any and replication_any, which read the record.
 """
 from __future__ import annotations
@@ -44,6 +47,33 @@ def _check_any_size(model: str, progress: Callable[[str], None]) -> str | None:
     return None
 
 
+def _record_inclusion(table: dict, progress: Callable[[str], None]) -> bool:
+    """Derive the kraft model's relation at 3 and 4 voters (kafka-4.1, the default configuration)
+    and check that the every-size encoding includes it (checker/proofs/param_inclusion.py); keep
+    the result for `kcheck prove --size any`, which reads it for exactly these sources. False when
+    an instance is not included."""
+    from checker.config import load_config
+    from checker.proofs import param_inclusion as PI
+    from checker.proofs.kraft_param import PCtx
+    from checker.proofs.kraft_param_inv import INVARIANTS, conjuncts
+    from model.kraft.variants import Protocol
+
+    rc = load_config(model="kraft", preset="default")
+    config = dict(rc.config)
+    c = PCtx(Protocol.of("kafka-4.1"), stale_requests=bool(config["stale_requests"]))
+    names = conjuncts(c, list(INVARIANTS))
+    if PI.recorded(config, "kafka-4.1", c, names) is not None:
+        return True
+    reports = PI.run_sizes(config, "kafka-4.1", c, names, progress=lambda r: progress(
+        f"{r.action!r}: {r.verdict} ({r.paths} paths, {r.derive_seconds:.1f} s deriving, {r.seconds:.1f} s in Z3)"
+        + (f" {r.detail}" if r.detail else "")))
+    if any(rep.failure is not None for rep in reports):
+        return False
+    table.setdefault("inclusion", {})["kraft"] = [PI.record_entry(config, "kafka-4.1", c, reports, names)]
+    progress(f"inclusion recorded: {PI.describe(table['inclusion']['kraft'][0], 'recorded')}")
+    return True
+
+
 def main() -> int:
     """Cross-check every model whose record is stale and record the ones whose checks all pass."""
     from checker.proofs.conformance import cross_check
@@ -70,6 +100,9 @@ def main() -> int:
             continue
         table[model] = current(model)
         say("recorded")
+    if table.get("kraft") == current("kraft") and not _record_inclusion(table, lambda text: print(f"kraft: {text}", flush=True)):
+        failed += 1
+        print("kraft: the every-size encoding does not include the model's relation: not recorded", file=sys.stderr)
     RECORD.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     return 1 if failed else 0
 

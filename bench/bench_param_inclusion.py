@@ -1,0 +1,53 @@
+"""The every-size KRaft encoding against the relation derived from the model's Python, by Z3
+(checker/proofs/param_inclusion.py): per action instance at each number of voters, the paths
+derived, the derivation's seconds, Z3's seconds, the invariant assumed and the ghost guards left
+out; then per size the totals, and the peak memory of the process. Kafka 4.1, `default`'s bounds,
+the conjuncts of the three every-size targets, as `python -m checker.proofs.record` runs it.
+
+    .venv/bin/python bench/bench_param_inclusion.py [--voters 3 4] [--kinds HandleFetchResponse ...]
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+from checker.config import load_config
+from checker.proofs import param_inclusion as PI
+from checker.proofs.induction import representatives
+from checker.proofs.kraft_next import Ctx
+from checker.proofs.kraft_param import PCtx
+from checker.proofs.kraft_param_inv import INVARIANTS, conjuncts
+from model.kraft.params import Params
+from model.kraft.quorum import Context
+from model.kraft.variants import Protocol
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--voters", type=int, nargs="+", default=list(PI.SIZES))
+    ap.add_argument("--kinds", nargs="*", default=None, help="only these action kinds")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per Z3 query")
+    args = ap.parse_args()
+    config = dict(load_config(model="kraft", preset="default").config)
+    c = PCtx(Protocol.of("kafka-4.1"), stale_requests=bool(config["stale_requests"]))
+    names = conjuncts(c, list(INVARIANTS))
+    print(f"{'voters':>6} {'action':<48} {'verdict':<13} {'paths':>6} {'derive s':>9} {'z3 s':>7} assumed  ghost guards")
+    for n in args.voters:
+        p = Params.from_config({**config, "voters": n})
+        ctx = Ctx.of(p, "kafka-4.1")
+        acts = [a for a in representatives(ctx) if args.kinds is None or type(a).__name__ in args.kinds]
+        t0 = time.monotonic()
+        rep = PI.check_size(Context(p, Protocol.of("kafka-4.1")), ctx.layout, c, acts, names,
+                            int(args.timeout * 1000), lambda r: print(
+                                f"{n:>6} {r.action!r:<48} {r.verdict:<13} {r.paths:>6} {r.derive_seconds:>9.1f} "
+                                f"{r.seconds:>7.1f} {r.assumed or '-':<8} {r.ghost_guards}", flush=True))
+        j = rep.as_json()
+        print(f"{n} voters: {j['instances']} instances, {'all included' if rep.failure is None else 'stopped: ' + rep.failure.verdict}"
+              f"; {j['derive_seconds']} s deriving, {j['z3_seconds']} s in Z3, {time.monotonic() - t0:.1f} s wall; "
+              f"assumed: {', '.join(j['assumed']) or 'nothing'}; ghost guards in: {', '.join(j['ghost_guards']) or 'none'}")
+    print(f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

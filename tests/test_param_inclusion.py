@@ -1,0 +1,96 @@
+"""The every-size KRaft encoding against the relation derived from the model's Python, by Z3
+(checker/proofs/param_inclusion.py): what `kcheck prove --size any` rests on."""
+from __future__ import annotations
+
+import z3
+
+from checker.config import load_config
+from checker.proofs import kraft_param as K
+from checker.proofs import param_inclusion as PI
+from checker.proofs.kraft_next import Ctx
+from checker.proofs.kraft_param_inv import conjuncts
+from checker.proofs.param_conformance import world
+from model.kraft import actions as A
+from model.kraft.params import Params
+from model.kraft.quorum import Context
+from model.kraft.variants import Protocol
+
+VARIANT = "kafka-4.1"
+
+
+def _size(n: int, acts: list, names: list[str] | None = None) -> PI.SizeReport:
+    rc = load_config(model="kraft", preset="default")
+    p = Params.from_config({**dict(rc.config), "voters": n})
+    c = K.PCtx(Protocol.of(VARIANT), stale_requests=bool(rc.config["stale_requests"]))
+    names = conjuncts(c, ["election_safety"]) if names is None else names
+    return PI.check_size(Context(p, Protocol.of(VARIANT)), Ctx.of(p, VARIANT).layout, c, acts, names, 60_000)
+
+
+def test_the_abstraction_reads_every_field_the_encoding_keeps_but_its_ghosts():
+    """A field of kraft_param the abstraction left out would let the encoding change it freely:
+    an effect of the model on it could never show as a difference."""
+    layout = Ctx.of(Params.from_config({**dict(load_config(model="kraft", preset="default").config),
+                                        "voters": 3}), VARIANT).layout
+    u, _, _ = world(3)
+    p, _ = K.fresh("cover_")
+    seen: set[str] = set()
+    todo = list(PI.abstraction(layout, PI.fresh(layout, "c_"), p, u))
+    while todo:
+        t = todo.pop()
+        if z3.is_quantifier(t):
+            todo.append(t.body())
+        elif z3.is_app(t):
+            seen.add(t.decl().name())
+            todo.extend(t.children())
+    missing = [k for k in K.SIGNATURE if k not in PI.GHOSTS and f"cover_{k}" not in seen]
+    assert missing == []
+    assert "cover_fresp.rlog" in seen and "cover_estart" in seen  # the ghosts a response's records and a HW read
+
+
+def test_steps_of_the_model_are_steps_of_the_encoding_at_three_voters():
+    """A vote request answered, a fetch sent and a message dropped: each derived instance is
+    included, the vote only under election safety's lemmas (a state with a log past its epoch is
+    no state of the model)."""
+    rep = _size(3, [A.SendFetch(0), A.HandleVoteRequest(0, 1), A.DropMessage("FetchRequest", 0, 1)])
+    assert [r.verdict for r in rep.results] == ["included"] * 3, [r.detail for r in rep.results]
+    assert all(r.paths > 10 for r in rep.results)
+
+
+def test_an_encoding_whose_follower_stays_a_follower_is_not_included(monkeypatch):
+    """The encoding's FetchTimeout leaves the role as it was: the model's, which makes the
+    Follower Prospective (pre-vote), is a step the encoding cannot take, whatever the invariant."""
+    real = K.become_prospective
+
+    def stuck(s, c, st, i):
+        return K.set_node(real(s, c, st, i), i, role=s.role(i))
+
+    monkeypatch.setattr(K, "become_prospective", stuck)
+    rep = _size(3, [A.FetchTimeout(0)])
+    assert rep.failure is not None and rep.failure.verdict == "not included"
+    assert "role_0=4" in rep.failure.detail  # a Follower
+
+
+def test_an_assumed_invariant_is_one_the_proof_proves():
+    """Only the proof's own conjuncts may be assumed: with none, a vote response the model
+    handles from a state no run reaches (two leaders of one epoch) is not included."""
+    rep = _size(3, [A.HandleVoteResponse(0, 1)], names=[])
+    assert rep.failure is not None and rep.failure.verdict == "not included"
+    assert PI.tiers(K.PCtx(Protocol.of(VARIANT)), []) == [("", [])]
+
+
+def test_the_model_starts_where_the_encoding_does(monkeypatch):
+    rc = load_config(model="kraft", preset="default")
+    assert PI.init_included(rc.definition, dict(rc.config), VARIANT, 3) is None
+    real = K.init
+    monkeypatch.setattr(K, "init", lambda s: z3.And(real(s), z3.ForAll([z3.Const("n", K.Node)],
+                                                                         s.epoch(z3.Const("n", K.Node)) == 1)))
+    assert "not one of the encoding's" in PI.init_included(rc.definition, dict(rc.config), VARIANT, 3)
+
+
+def test_grounding_writes_out_node_quantifiers_and_keeps_the_others():
+    u, qs, _ = world(3)
+    x, e = z3.Const("x", K.Node), z3.Int("e")
+    f = z3.Function("f", K.Node, z3.IntSort(), z3.BoolSort())
+    g = PI.ground(z3.ForAll([x, e], f(x, e)), {K.Node: u, K.Quorum: qs})
+    assert z3.is_quantifier(g) and g.num_vars() == 1 and g.var_sort(0) == z3.IntSort()
+    assert str(g).count("f(u") == 3
