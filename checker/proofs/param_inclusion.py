@@ -24,6 +24,7 @@ keeps of a state (`abstraction`) covers every field of kraft_param.SIGNATURE but
 test asserts it), so an effect of the model the encoding does not make shows as a difference."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -265,41 +266,46 @@ def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, inv: Callable[[K.St
           timeout_ms: int) -> tuple[str, str, float, int]:
     """Is every step of the derived action instance `d` a step of the every-size encoding (but
     for its guards on ghosts, `require_ghost`)? (verdict, a counterexample's pre-state, seconds,
-    the number of ghost guards left out). A query Z3 does not answer in `timeout_ms` is asked
-    again split by the roles of the nodes the action names (HandleFetchResponse's takes 2 minutes
-    and no answer whole, some 10 s a case split)."""
+    the number of ghost guards left out). A query Z3 does not answer in a quarter of `timeout_ms`
+    is asked again split into cases (`_cases`; HandleFetchResponse's: no answer in 2 minutes
+    whole, about 10 s a case split)."""
     t0 = time.perf_counter()
     u, qs, facts = world(layout.n)
     values = {K.Node: u, K.Quorum: qs}
     g = lambda f: ground(f, values)  # noqa: E731
     p, _ = K.fresh("P_")
     name, ids = _name(d.action)
-    s = z3.Solver()
-    s.add(facts, g(K.quorum_axiom()), D.domain(layout, pre), well_typed(layout, pre), d.step.guard, z3.Not(d.crash),
-          *abstraction(layout, pre, p, u), *(g(f) for f in inv(p)))
+    query = [facts, g(K.quorum_axiom()), D.domain(layout, pre), well_typed(layout, pre), d.step.guard,
+             z3.Not(d.crash), *abstraction(layout, pre, p, u), *(g(f) for f in inv(p))]
     post = d.step.post
     ghost_guards = 0
     if name in K.UNCHANGED:
-        s.add(z3.Not(z3.And(abstraction(layout, post, p, u))))
+        query.append(z3.Not(z3.And(abstraction(layout, post, p, u))))
     else:
         arity, fn = next((a, f) for nm, a, f in K.ACTIONS if nm == name)
         st = WorldStep(name.replace("(", "_").replace(")", ""), p, u)
         ppost = fn(p, c, st, *(u[k] for k in ids))
         holds = z3.And(g(z3.And(st.guard)), well_typed(layout, post), *abstraction(layout, post, ppost, u))
-        s.add(z3.ForAll(st.consts, z3.Not(holds)) if st.consts else z3.Not(holds))
+        query.append(z3.ForAll(st.consts, z3.Not(holds)) if st.consts else z3.Not(holds))
         ghost_guards = len(st.ghost_guards)
-    s.set("timeout", max(1, timeout_ms // 4))
+
+    def solver(ms: int, *extra: Any) -> z3.Solver:
+        # a fresh solver per case: after an unknown, an incremental one left cases unanswered that
+        # a fresh one answers in seconds
+        out = z3.Solver()
+        out.set("timeout", ms)
+        out.add(*query, *extra)
+        return out
+
+    s = solver(max(1, timeout_ms // 4))
     r = s.check()
-    if r == z3.unknown:  # split by the roles of the named nodes, each case with the full timeout
-        s.set("timeout", timeout_ms)
+    if r == z3.unknown:  # split into cases, each with the full timeout
         r = z3.unsat
-        for roles in itertools.product(range(6), repeat=len(set(ids))):
-            s.push()
-            s.add(*(pre[("role", i)] == x for i, x in zip(sorted(set(ids)), roles)))
+        for case in _cases(layout, pre, ids):
+            s = solver(timeout_ms, case)
             answer = s.check()
             if answer == z3.sat:
                 return "not included", _show(s.model(), layout, pre), time.perf_counter() - t0, ghost_guards
-            s.pop()
             if answer == z3.unknown:
                 r = z3.unknown
                 break
@@ -309,6 +315,19 @@ def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, inv: Callable[[K.St
     if r == z3.sat:
         return "not included", _show(s.model(), layout, pre), seconds, ghost_guards
     return "unknown", s.reason_unknown(), seconds, ghost_guards
+
+
+def _cases(layout: Layout, pre: Sym, ids: tuple[int, ...]) -> Any:
+    """The cases a query is split into: the role of the node the action changes (the last it
+    names) and, where it names two, whether a Fetch response from the first to it carries no
+    error and whether it diverges (what HandleFetchResponse's branches turn on)."""
+    me = ids[-1]
+    flags = []
+    if len(ids) == 2 and ids[0] != me:
+        flags = [pre[("merror", FETCH_REQUEST, me, ids[0])] == 0, pre[("div_epoch", FETCH_REQUEST, me, ids[0])] >= 0]
+    for role in range(6):
+        for bits in itertools.product((True, False), repeat=len(flags)):
+            yield z3.And(pre[("role", me)] == role, *(f if b else z3.Not(f) for f, b in zip(flags, bits)))
 
 
 def _show(m: z3.ModelRef, layout: Layout, pre: Sym) -> str:
@@ -395,7 +414,7 @@ def bounds(config: dict[str, Any]) -> dict[str, Any]:
     from model.kraft.params import Params
 
     p = Params.from_config({**config, "voters": 3})
-    return {k: v for k, v in p._asdict().items() if k not in ("n", "symmetry")}
+    return {k: v for k, v in dataclasses.asdict(p).items() if k not in ("n", "symmetry")}
 
 
 def run_sizes(config: dict[str, Any], variant: str, c: K.PCtx, conjuncts: list[str], sizes: Sequence[int] = SIZES,
