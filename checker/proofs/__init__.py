@@ -20,3 +20,4 @@ Modules:
 Each encoding is cross-checked against its Python model (tests/test_symbolic_conformance.py,
 tests/test_symbolic_replication.py).
 """
+from checker.proofs import z3_threads  # noqa: F401  (Z3 objects freed on other threads are kept: z3_threads.py)
