@@ -13,7 +13,15 @@ ITF trace and validated by `kcheck replay` (without --por: replay never reduces)
 of both searches are compared: `same` false on any difference. Gate rows are read from
 checker/gate/gate.toml; schedule and round rows are left out (they do not search by actions).
 `--max-seconds`: a gate row whose full search passes it is stopped and reported as skipped
-(`incomplete`), so a run of every row stays bounded.
+(`incomplete`), so a run of every row stays bounded. `--set KEY=VALUE` changes the `--preset` and
+`--model-preset` configurations (e.g. every fault budget at 0).
+
+`--bounds` also counts the pairs of action groups the footprints declare independent, and
+measures what would be left to reduce without the two causes of dependence the
+reduction cannot drop, each as a search whose ample sets ignore it: every group taken as
+invisible (`invisible`), and then every capacity ignored too (`invisible_no_capacity`). These are
+upper bounds on what a finer declaration could buy, not verdicts: such a search may miss states
+where an invariant fails, so only its state count is printed.
 """
 from __future__ import annotations
 
@@ -87,6 +95,46 @@ def compare(name: str, rc: Any, invariants: tuple[str, ...], max_states: int | N
     return out
 
 
+def independence(rc: Any) -> dict[str, int]:
+    """How many pairs of the configuration's groups the footprints declare independent."""
+    from checker.search import por
+
+    fps = rc.build().footprints
+    prints = [fps.footprint(g) for g in fps.groups()]
+    n = len(prints)
+    free = sum(1 for i in range(n) for j in range(i + 1, n) if not por.dependent(prints[i], prints[j]))
+    return {"groups": n, "pairs": n * (n - 1) // 2, "independent_pairs": free}
+
+
+def relaxed(rc: Any, invariants: tuple[str, ...], capacity: bool) -> int:
+    """Distinct states of the reduced search with every group invisible (and, unless `capacity`,
+    no capacity read or changed): an upper bound on the reduction, not a verdict."""
+    import dataclasses
+
+    from checker.search import por
+
+    model = select_invariants(rc.build(), invariants)
+    fps = model.footprints
+    if not capacity:
+        declared = fps.footprint
+        none = frozenset()
+        fps.footprint = lambda g: dataclasses.replace(declared(g), takes=none, frees=none, reads_capacity=none,
+                                                      effect_capacity=none)
+    original = por.AmpleSets
+
+    class Invisible(original):  # type: ignore[misc, valid-type]
+        def __init__(self, m: Any) -> None:
+            super().__init__(m)
+            self.visible = 0
+
+    por.AmpleSets = Invisible
+    try:
+        r = explore(model, por=True)
+    finally:
+        por.AmpleSets = original
+    return (r.por or {}).get("reduced_distinct_states", r.distinct_states)
+
+
 def _bounded(model: Any, por: bool, max_states: int | None, timeout: float | None) -> Any:
     """The search, stopped as an interrupt would be after `timeout` seconds (SIGALRM)."""
     import signal
@@ -117,14 +165,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--holds", action="store_true", help="with --gate: only the rows that expect the invariants to hold")
     parser.add_argument("--max-seconds", type=float, default=None,
                         help="gate rows: skip a row whose full search takes longer")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config value for --preset and --model-preset (repeatable)")
+    parser.add_argument("--bounds", action="store_true",
+                        help="also the reduced search's states with every group invisible, then without capacities "
+                             "(upper bounds on the reduction, not verdicts)")
     args = parser.parse_args(argv)
 
     todo: list[tuple[str, Any, tuple[str, ...], int | None]] = []
     for preset in args.preset:
-        todo.append((f"replication:{preset}", load_config(model="replication", preset=preset), (), None))
+        todo.append((f"replication:{preset}", load_config(model="replication", preset=preset, overrides=args.overrides),
+                     (), None))
     for item in args.model_preset:
         name, _, preset = item.partition(":")
-        todo.append((item, load_config(model=name, preset=preset or "default"), (), None))
+        todo.append((item, load_config(model=name, preset=preset or "default", overrides=args.overrides), (), None))
     if args.gate or args.row:
         from checker.gate.gate import default_gate_file, load_gate, select
 
@@ -139,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name, rc, invariants, max_states in todo:
         out = compare(name, rc, invariants, max_states, args.max_seconds)
+        if args.bounds and "skipped" not in out:
+            out["bounds"] = {**independence(rc), "invisible": relaxed(rc, invariants, capacity=True),
+                             "invisible_no_capacity": relaxed(rc, invariants, capacity=False)}
         print(json.dumps(out), flush=True)
         results.append(out)
     compared = [o for o in results if "skipped" not in o]

@@ -35,3 +35,14 @@ def test_a_trace_the_full_model_refuses_is_not_the_same(monkeypatch, capsys):
     assert bench.main(["--row", "R8-fenced-may-join-isr"]) == 1
     row = json.loads(capsys.readouterr().out.splitlines()[0])
     assert row["por"]["replays_on_full_model"] is False and row["same"] is False
+
+
+def test_bounds_count_independent_pairs_and_relaxed_searches(capsys):
+    """`--bounds`: the pairs the footprints declare independent, and the reduced search's states
+    with visibility, then capacities, ignored (upper bounds: never more states than the full
+    search, never fewer when less is ignored)."""
+    assert _bench().main(["--preset", "smoke", "--set", "losses=0", "--bounds"]) == 0
+    row = json.loads(capsys.readouterr().out.splitlines()[0])
+    b = row["bounds"]
+    assert 0 <= b["independent_pairs"] < b["pairs"] == b["groups"] * (b["groups"] - 1) // 2
+    assert b["invisible_no_capacity"] <= b["invisible"] <= row["full"]["distinct_states"]
