@@ -28,11 +28,13 @@ class Report:
     failures: list[str] = field(default_factory=list)
 
 
-def world(n: int, min_isr: int) -> tuple[list[Any], Any]:
-    """n distinct brokers and, for min ISR >= 2, the min sets: every subset of min ISR of them."""
+def world(n: int, min_isr: int) -> tuple[list[Any], list[Any], Any]:
+    """n distinct brokers, for min ISR >= 2 the min sets (every subset of min ISR of them; none
+    for min ISR 1), and the facts that make them the only elements of the two sorts."""
     u = [z3.Const(f"rb{k}", R.Broker) for k in range(n)]
     x, q = z3.Const("x", R.Broker), z3.Const("q", R.MinSet)
     facts = [z3.ForAll([x], z3.Or([x == b for b in u]))]
+    qs: list[Any] = []
     if n > 1:
         facts.append(z3.Distinct(*u))
     if min_isr >= 2:
@@ -43,7 +45,7 @@ def world(n: int, min_isr: int) -> tuple[list[Any], Any]:
             facts.append(z3.Distinct(*qs))
         for w, members in zip(qs, subsets):
             facts += [R.in_min(b, w) == (k in members) for k, b in enumerate(u)]
-    return u, z3.And(facts)
+    return u, qs, z3.And(facts)
 
 
 def matches(s: R.State, py: Any, u: list[Any]) -> Any:
@@ -110,7 +112,7 @@ def check_transitions(model: Any, states: list[Any], c: R.RCtx) -> Report:
     rep = Report()
     pre = R.fresh("p_").memoized()  # the same few states are matched again and again: terms made once
     done: set[Any] = set()  # the controller steps checked: most transitions repeat one (the data plane differs)
-    worlds: dict[int, tuple[list[Any], Any]] = {}
+    worlds: dict[int, tuple[list[Any], list[Any], Any]] = {}
     steps: dict[str, R.Transition] = {}
     names = {n for n, _, _, _ in R.ACTIONS}
     m = model.params.min_isr
@@ -118,7 +120,7 @@ def check_transitions(model: Any, states: list[Any], c: R.RCtx) -> Report:
         n = len(s.brokers)
         if n not in worlds:
             worlds[n] = world(n, m)
-        u, facts = worlds[n]
+        u, _, facts = worlds[n]
         for a in model.actions(s):
             t = model.next_state(s, a)
             if t is None:
@@ -385,6 +387,15 @@ def _states_taking(model: Any, kinds: set[str], walks: int, depth: int, seed: in
     return out
 
 
+def _inclusion(rc: Any) -> dict[str, Any] | None:
+    """The recorded Z3 inclusion of the model's relation at 3 brokers in the every-size encoding,
+    for these sources, this variant and configuration (None: not recorded for them)."""
+    from checker.proofs import replication_inclusion as RI
+
+    entry = RI.recorded(dict(rc.config), rc.variant)
+    return None if entry is None else {"how": RI.describe(entry, "recorded with these sources"), **entry}
+
+
 def run(args: Any, rc: Any, proving: Callable[..., tuple[Outcome, float]]) -> tuple[dict[str, Any], list[str], str]:
     """The proof the arguments ask for: its JSON report, its lines of text and its result
     (prove_any prints them; `proving` runs a proof with its progress lines)."""
@@ -407,6 +418,7 @@ def run(args: Any, rc: Any, proving: Callable[..., tuple[Outcome, float]]) -> tu
     if reason is not None:
         raise ConfigError(reason)
     encoding = encoding_covers(rc, c, args.quiet)
+    encoding["inclusion"] = _inclusion(rc)
 
     o, wall = proving(args, lambda progress: prove(c, timeout_s=args.timeout, progress=progress))
     lemmas = [n for n in structural if n in R.LEMMAS]
@@ -420,6 +432,9 @@ def run(args: Any, rc: Any, proving: Callable[..., tuple[Outcome, float]]) -> tu
         "model_source": model_source().as_json(), "encoding_check": encoding}
     lines = ["model:      replication", f"model source: {model_source().text()}", f"variant:    {rc.variant}",
              f"encoding:   {encoding['how']}",
+             "inclusion:  " + (encoding["inclusion"]["how"] if encoding["inclusion"] else
+                               "not recorded for this variant and configuration "
+                               "(checker/proofs/replication_inclusion.py)"),
              f"brokers:    any (an uninterpreted sort; replicas, ISR and ELR predicates over it); {mins}",
              "invariants: structural (" + ", ".join(report["conjuncts"]) + ")",
              f"lemmas:     {', '.join(lemmas) or 'none'}",

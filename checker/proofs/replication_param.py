@@ -359,13 +359,15 @@ BROKER_STEPS = frozenset({"ReplayMetadata", "SendFetch", "HandleFetch", "HandleF
                           "HandleAlterPartitionResponse", "Produce", "Crash", "LossyCrash", "DropMessage"})
 
 
-def transition(c: RCtx, pre: State, name: str) -> Transition:
+def transition(c: RCtx, pre: State, name: str, st: Step | None = None, args: tuple[Any, ...] | None = None) -> Transition:
     """The step `name` from `pre`: its arguments, guard and post-state, with the metadata log's
-    compaction (any prefix but the latest record may be forgotten, model.state.compact)."""
+    compaction (any prefix but the latest record may be forgotten, model.state.compact). `st`
+    makes the choices (default: a fresh Step); `args`: the broker it takes (default: a constant)."""
     fn, takes = next((f, t) for n, f, t, _ in ACTIONS if n == name)
     tag = name.replace("(", "_").replace(")", "")
-    st = Step(tag, pre)
-    args = (st.const("b", Broker),) if takes else ()
+    st = Step(tag, pre) if st is None else st
+    if args is None:
+        args = (st.const("b", Broker),) if takes else ()
     post = fn(pre, c, st, *args)
     if c.failovers and name in SETTLED:
         post = _settle(pre, post, st)
