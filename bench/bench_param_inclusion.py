@@ -3,8 +3,11 @@
 derived, the derivation's seconds, Z3's seconds, the invariant assumed and the ghost guards left
 out; then per size the totals, and the peak memory of the process. Kafka 4.1, `default`'s bounds,
 the conjuncts of the three every-size targets, as `python -m checker.proofs.record` runs it.
+With `--model replication`, the every-size replication encoding against that model's relation
+(checker/proofs/replication_inclusion.py), every action instance at each number of brokers.
 
     .venv/bin/python bench/bench_param_inclusion.py [--voters 3 4] [--kinds HandleFetchResponse ...]
+    .venv/bin/python bench/bench_param_inclusion.py --model replication [--brokers 3] [--kinds FenceBroker ...]
 """
 from __future__ import annotations
 
@@ -28,7 +31,12 @@ def main() -> None:
     ap.add_argument("--voters", type=int, nargs="+", default=list(PI.SIZES))
     ap.add_argument("--kinds", nargs="*", default=None, help="only these action kinds")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per Z3 query")
+    ap.add_argument("--model", choices=["kraft", "replication"], default="kraft")
+    ap.add_argument("--brokers", type=int, nargs="+", default=None, help="replication: the numbers of brokers")
     args = ap.parse_args()
+    if args.model == "replication":
+        replication(args)
+        return
     config = dict(load_config(model="kraft", preset="default").config)
     c = PCtx(Protocol.of("kafka-4.1"), stale_requests=bool(config["stale_requests"]))
     names = conjuncts(c, list(INVARIANTS))
@@ -46,6 +54,27 @@ def main() -> None:
         print(f"{n} voters: {j['instances']} instances, {'all included' if rep.failure is None else 'stopped: ' + rep.failure.verdict}"
               f"; {j['derive_seconds']} s deriving, {j['z3_seconds']} s in Z3, {time.monotonic() - t0:.1f} s wall; "
               f"assumed: {', '.join(j['assumed']) or 'nothing'}; ghost guards in: {', '.join(j['ghost_guards']) or 'none'}")
+    print(f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def replication(args: argparse.Namespace) -> None:
+    from checker.proofs import replication_inclusion as RI
+    from checker.proofs import replication_next as N
+    from model.replication.params import Params as RParams
+
+    config = dict(load_config(model="replication", preset="default").config)
+    print(f"{'brokers':>7} {'action':<52} {'verdict':<13} {'paths':>6} {'derive s':>9} {'z3 s':>7} assumed")
+    for n in args.brokers or list(RI.SIZES):
+        p = RParams.from_config({**config, "brokers": n})
+        acts = [a for a in N.actions(N.Ctx.of(p, "kafka-4.1")) if args.kinds is None or type(a).__name__ in args.kinds]
+        t0 = time.monotonic()
+        rep = RI.check_size(p, "kafka-4.1", acts, int(args.timeout * 1000), lambda r: print(
+            f"{n:>7} {r.action!r:<52} {r.verdict:<13} {r.paths:>6} {r.derive_seconds:>9.1f} {r.seconds:>7.1f} "
+            f"{r.assumed or '-'}", flush=True))
+        j = rep.as_json()
+        print(f"{n} brokers: {j['instances']} instances, {'all included' if rep.failure is None else 'stopped: ' + rep.failure.verdict}"
+              f"; {j['derive_seconds']} s deriving, {j['z3_seconds']} s in Z3, {time.monotonic() - t0:.1f} s wall; "
+              f"assumed: {', '.join(j['assumed']) or 'nothing'}")
     print(f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
