@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import resource
 import time
+from typing import Any
 
 from checker.config import load_config
 from checker.proofs import param_inclusion as PI
@@ -24,6 +25,14 @@ from checker.proofs.kraft_param_inv import INVARIANTS, conjuncts
 from model.kraft.params import Params
 from model.kraft.quorum import Context
 from model.kraft.variants import Protocol
+
+
+def summary(size: str, rep: Any, t0: float) -> str:
+    """One size's totals: instances, verdict, seconds deriving and in Z3, the invariant assumed."""
+    j = rep.as_json()
+    verdict = "all included" if rep.failure is None else "stopped: " + rep.failure.verdict
+    return (f"{size}: {j['instances']} instances, {verdict}; {j['derive_seconds']} s deriving, {j['z3_seconds']} s "
+            f"in Z3, {time.monotonic() - t0:.1f} s wall; assumed: {', '.join(j['assumed']) or 'nothing'}")
 
 
 def main() -> None:
@@ -50,10 +59,7 @@ def main() -> None:
                             int(args.timeout * 1000), lambda r: print(
                                 f"{n:>6} {r.action!r:<48} {r.verdict:<13} {r.paths:>6} {r.derive_seconds:>9.1f} "
                                 f"{r.seconds:>7.1f} {r.assumed or '-':<8} {r.ghost_guards}", flush=True))
-        j = rep.as_json()
-        print(f"{n} voters: {j['instances']} instances, {'all included' if rep.failure is None else 'stopped: ' + rep.failure.verdict}"
-              f"; {j['derive_seconds']} s deriving, {j['z3_seconds']} s in Z3, {time.monotonic() - t0:.1f} s wall; "
-              f"assumed: {', '.join(j['assumed']) or 'nothing'}; ghost guards in: {', '.join(j['ghost_guards']) or 'none'}")
+        print(summary(f"{n} voters", rep, t0) + f"; ghost guards in: {', '.join(rep.as_json()['ghost_guards']) or 'none'}")
     print(f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
@@ -71,10 +77,7 @@ def replication(args: argparse.Namespace) -> None:
         rep = RI.check_size(p, "kafka-4.1", acts, int(args.timeout * 1000), lambda r: print(
             f"{n:>7} {r.action!r:<52} {r.verdict:<13} {r.paths:>6} {r.derive_seconds:>9.1f} {r.seconds:>7.1f} "
             f"{r.assumed or '-'}", flush=True))
-        j = rep.as_json()
-        print(f"{n} brokers: {j['instances']} instances, {'all included' if rep.failure is None else 'stopped: ' + rep.failure.verdict}"
-              f"; {j['derive_seconds']} s deriving, {j['z3_seconds']} s in Z3, {time.monotonic() - t0:.1f} s wall; "
-              f"assumed: {', '.join(j['assumed']) or 'nothing'}")
+        print(summary(f"{n} brokers", rep, t0))
     print(f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 

@@ -14,6 +14,7 @@ from model.kraft import actions as A
 from model.kraft.params import Params
 from model.kraft.quorum import Context
 from model.kraft.variants import Protocol
+from tests.terms import symbols
 
 VARIANT = "kafka-4.1"
 
@@ -33,15 +34,7 @@ def test_the_abstraction_reads_every_field_the_encoding_keeps_but_its_ghosts():
                                         "voters": 3}), VARIANT).layout
     u, _, _ = world(3)
     p, _ = K.fresh("cover_")
-    seen: set[str] = set()
-    todo = list(PI.abstraction(layout, PI.fresh(layout, "c_"), p, u))
-    while todo:
-        t = todo.pop()
-        if z3.is_quantifier(t):
-            todo.append(t.body())
-        elif z3.is_app(t):
-            seen.add(t.decl().name())
-            todo.extend(t.children())
+    seen = symbols(PI.abstraction(layout, PI.fresh(layout, "c_"), p, u))
     missing = [k for k in K.SIGNATURE if k not in PI.GHOSTS and f"cover_{k}" not in seen]
     assert missing == []
     assert "cover_fresp.rlog" in seen and "cover_estart" in seen  # the ghosts a response's records and a HW read

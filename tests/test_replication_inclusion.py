@@ -13,6 +13,7 @@ from checker.proofs.replication_any import world
 from checker.proofs.replication_next import Ctx
 from model.replication import actions as A
 from model.replication.params import Params
+from tests.terms import symbols
 
 
 def _params(**overrides) -> Params:
@@ -30,15 +31,7 @@ def test_the_abstraction_reads_every_field_the_encoding_keeps():
     layout = Ctx.of(_params(), "kafka-4.1").layout
     u, _, _ = world(3, 2)
     p = R.fresh("cover_")
-    seen: set[str] = set()
-    todo = list(RI.abstraction(layout, RI.fresh(layout, "c_"), p, u))
-    while todo:
-        t = todo.pop()
-        if z3.is_quantifier(t):
-            todo.append(t.body())
-        elif z3.is_app(t):
-            seen.add(t.decl().name())
-            todo.extend(t.children())
+    seen = symbols(RI.abstraction(layout, RI.fresh(layout, "c_"), p, u))
     missing = [k for k in R.SIGNATURE if not k.startswith("snap_") and f"cover_{k}" not in seen]
     assert missing == [] and "cover_nun" in seen
 
