@@ -536,7 +536,8 @@ def post_of(layout: Layout, pre: Sym, s0: KraftState, s: KraftState) -> dict[Any
 # --- the proof-only ghosts ------------------------------------------------------------------------
 
 
-def _last_epoch(layout: Layout, s: Sym, i: int) -> Any:
+def last_epoch(layout: Layout, s: Sym, i: int) -> Any:
+    """kraft_next.last_epoch on a layout: the epoch of the last entry, 0 for an empty log."""
     return N.last_epoch(_Dims(layout), s, i)
 
 
@@ -569,7 +570,7 @@ def ghosts(layout: Layout, pre: Sym, post: dict[Any, Any]) -> dict[Any, Any]:
             voted = p[("voted", i)]
             new = z3.And(voted != NO_ID, z3.Or(voted != pre[("voted", i)], epoch != pre[("epoch", i)]))
             u[("vote_hist", i)] = z3.If(new, z3.Store(pre[("vote_hist", i)], epoch, voted), pre[("vote_hist", i)])
-            u[("vle", i)] = z3.If(new, z3.Store(pre[("vle", i)], epoch, _last_epoch(layout, pre, i)), pre[("vle", i)])
+            u[("vle", i)] = z3.If(new, z3.Store(pre[("vle", i)], epoch, last_epoch(layout, pre, i)), pre[("vle", i)])
             u[("vleo", i)] = z3.If(new, z3.Store(pre[("vleo", i)], epoch, pre[("leo", i)]), pre[("vleo", i)])
     ghost = {k: pre[k] for k in pre.keys() if k[0] in ("elen", "elog_ep", "elog_kind", "ack")}
     for i in range(layout.n):

@@ -86,13 +86,6 @@ def well_typed(layout: Layout, s: Sym) -> Any:
     return z3.And(out)
 
 
-def _last_epoch(layout: Layout, s: Sym, i: int) -> Any:
-    out: Any = z3.IntVal(0)  # rules.last_epoch: 0 for an empty log
-    for k in range(layout.L):
-        out = z3.If(s[("leo", i)] == k + 1, s[("lep", i, k)], out)
-    return out
-
-
 def abstraction(layout: Layout, s: Sym, p: K.State, u: list[Any]) -> list[Any]:
     """The every-size state p keeps what kraft_param encodes of the fixed-size state s (ghosts
     left free), at the nodes u (node k is voter k): kraft_param's reading of a model state
@@ -106,7 +99,7 @@ def abstraction(layout: Layout, s: Sym, p: K.State, u: list[Any]) -> list[Any]:
                 z3.Implies(leader != NO_ID, p.leader(x) == node(leader)), p.has_voted(x) == (voted != NO_ID),
                 z3.Implies(voted != NO_ID, p.voted(x) == node(voted)), p.persisted(x) == s[("vpers", i)],
                 p.observer(x) == s[("observer", i)], p.fetched(x) == s[("fetched", i)], p.len(x) == leo,
-                p.lle(x) == _last_epoch(layout, s, i),
+                p.lle(x) == D.last_epoch(layout, s, i),
                 # the ghost start of an epoch is its leader's LeaderState.epochStartOffset
                 z3.Implies(role == LEADER, p.estart(s[("epoch", i)]) == s[("estart", i)])]
         out += [z3.Implies(k < leo, p.log(x, k) == s[("lep", i, k)]) for k in range(L)]
@@ -243,6 +236,11 @@ class Inclusion:
     detail: str = ""
     assumed: str = ""  # "": no invariant needed; else the name of the tier of lemmas assumed
     ghost_guards: int = 0  # the encoding's guards on its own ghosts, not related to the model
+
+    def line(self) -> str:
+        """One progress line: the instance, its verdict and what it cost."""
+        return (f"{self.action!r}: {self.verdict} ({self.paths} paths, {self.derive_seconds:.1f} s deriving, "
+                f"{self.seconds:.1f} s in Z3)" + (f" {self.detail}" if self.detail else ""))
 
 
 @dataclass

@@ -84,8 +84,7 @@ def _refuse_edited(rc: Any, c: Any, conjuncts: list[str], reason: str, quiet: bo
     def progress(r: Any) -> None:
         heartbeat.beat(f"{r.action!r}: {r.verdict}")
         if not quiet:
-            print(f"kcheck: {r.action!r}: {r.verdict} ({r.paths} paths, {r.derive_seconds:.1f} s deriving, "
-                  f"{r.seconds:.1f} s in Z3)", file=sys.stderr, flush=True)
+            print(f"kcheck: {r.line()}", file=sys.stderr, flush=True)
 
     n = PI.SIZES[0]
     why = PI.init_included(rc.definition, dict(rc.config), rc.variant, n)

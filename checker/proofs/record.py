@@ -3,10 +3,10 @@
     python -m checker.proofs.record
 
 runs, for every model whose record is stale, the fixed-size cross-check and the every-size sample
-check, and records only the models whose checks all pass; for kraft it then
-checks, by Z3, that the every-size encoding includes the relation derived from the model at 3
-and 4 voters (checker/proofs/param_inclusion.py) and records that result with the sources it
-holds for. A module of its own because it runs
+check, and records only the models whose checks all pass; it then checks, by Z3, that each
+every-size encoding includes the relation derived from its model (kraft at 3 and 4 voters,
+checker/proofs/param_inclusion.py; replication at 3 brokers, checker/proofs/replication_inclusion.py)
+and records that result with the sources it holds for. A module of its own because it runs
 the every-size checks of prove_any and replication_any, which read the record.
 """
 from __future__ import annotations
@@ -64,13 +64,32 @@ def _record_inclusion(table: dict, progress: Callable[[str], None]) -> bool:
     names = conjuncts(c, list(INVARIANTS))
     if PI.recorded(config, "kafka-4.1", c, names) is not None:
         return True
-    reports = PI.run_sizes(config, "kafka-4.1", c, names, progress=lambda r: progress(
-        f"{r.action!r}: {r.verdict} ({r.paths} paths, {r.derive_seconds:.1f} s deriving, {r.seconds:.1f} s in Z3)"
-        + (f" {r.detail}" if r.detail else "")))
+    reports = PI.run_sizes(config, "kafka-4.1", c, names, progress=lambda r: progress(r.line()))
     if any(rep.failure is not None for rep in reports):
         return False
     table.setdefault("inclusion", {})["kraft"] = [PI.record_entry(config, "kafka-4.1", c, reports, names)]
     progress(f"inclusion recorded: {PI.describe(table['inclusion']['kraft'][0], 'recorded')}")
+    return True
+
+
+def _record_replication_inclusion(table: dict, progress: Callable[[str], None]) -> bool:
+    """Derive the replication model's relation at 3 brokers (kafka-4.1, the default
+    configuration) and check that the every-size encoding includes it
+    (checker/proofs/replication_inclusion.py); kept as the kraft one is. False when an instance
+    is not included."""
+    from checker.config import load_config
+    from checker.proofs import replication_inclusion as RI
+    from model.replication.params import Params
+
+    config = dict(load_config(model="replication", preset="default").config)
+    if RI.recorded(config, "kafka-4.1") is not None:
+        return True
+    reports = [RI.check_size(Params.from_config({**config, "brokers": n}), "kafka-4.1", timeout_ms=600_000,
+                             progress=lambda r: progress(r.line())) for n in RI.SIZES]
+    if any(rep.failure is not None for rep in reports):
+        return False
+    table.setdefault("inclusion", {})["replication"] = [RI.record_entry(config, "kafka-4.1", reports)]
+    progress(f"inclusion recorded: {RI.describe(table['inclusion']['replication'][0], 'recorded')}")
     return True
 
 
@@ -103,6 +122,11 @@ def main() -> int:
     if table.get("kraft") == current("kraft") and not _record_inclusion(table, lambda text: print(f"kraft: {text}", flush=True)):
         failed += 1
         print("kraft: the every-size encoding does not include the model's relation: not recorded", file=sys.stderr)
+    if table.get("replication") == current("replication") and not _record_replication_inclusion(
+            table, lambda text: print(f"replication: {text}", flush=True)):
+        failed += 1
+        print("replication: the every-size encoding does not include the model's relation: not recorded",
+              file=sys.stderr)
     RECORD.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     return 1 if failed else 0
 
