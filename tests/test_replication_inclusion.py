@@ -9,7 +9,6 @@ from checker.config import load_config
 from checker.proofs import derive_replication as DR
 from checker.proofs import replication_inclusion as RI
 from checker.proofs import replication_param as R
-from checker.proofs.replication_any import world
 from checker.proofs.replication_next import Ctx
 from model.replication import actions as A
 from model.replication.params import Params
@@ -29,7 +28,7 @@ def test_the_abstraction_reads_every_field_the_encoding_keeps():
     could never show. The snapshots of pending writes are the one exception: none pend in the
     fixed-size layout (alpha fixes their count at 0)."""
     layout = Ctx.of(_params(), "kafka-4.1").layout
-    u, _, _ = world(3, 2)
+    u, _, _ = R.world(3, 2)
     p = R.fresh("cover_")
     seen = symbols(RI.abstraction(layout, RI.fresh(layout, "c_"), p, u))
     missing = [k for k in R.SIGNATURE if not k.startswith("snap_") and f"cover_{k}" not in seen]

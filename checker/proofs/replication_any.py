@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any, Callable
 
 import z3
@@ -26,26 +25,6 @@ class Report:
     solved: int = 0  # of them, the distinct controller steps asked of Z3
     kinds: set[str] = field(default_factory=set)
     failures: list[str] = field(default_factory=list)
-
-
-def world(n: int, min_isr: int) -> tuple[list[Any], list[Any], Any]:
-    """n distinct brokers, for min ISR >= 2 the min sets (every subset of min ISR of them; none
-    for min ISR 1), and the facts that make them the only elements of the two sorts."""
-    u = [z3.Const(f"rb{k}", R.Broker) for k in range(n)]
-    x, q = z3.Const("x", R.Broker), z3.Const("q", R.MinSet)
-    facts = [z3.ForAll([x], z3.Or([x == b for b in u]))]
-    qs: list[Any] = []
-    if n > 1:
-        facts.append(z3.Distinct(*u))
-    if min_isr >= 2:
-        subsets = list(combinations(range(n), min_isr))
-        qs = [z3.Const(f"rq{k}", R.MinSet) for k in range(len(subsets))]
-        facts.append(z3.ForAll([q], z3.Or([q == w for w in qs])))
-        if len(qs) > 1:
-            facts.append(z3.Distinct(*qs))
-        for w, members in zip(qs, subsets):
-            facts += [R.in_min(b, w) == (k in members) for k, b in enumerate(u)]
-    return u, qs, z3.And(facts)
 
 
 def matches(s: R.State, py: Any, u: list[Any]) -> Any:
@@ -119,7 +98,7 @@ def check_transitions(model: Any, states: list[Any], c: R.RCtx) -> Report:
     for s in states:
         n = len(s.brokers)
         if n not in worlds:
-            worlds[n] = world(n, m)
+            worlds[n] = R.world(n, m)
         u, _, facts = worlds[n]
         for a in model.actions(s):
             t = model.next_state(s, a)

@@ -94,10 +94,8 @@ def check(d: Derived, layout: Layout, pre: Sym, c: R.RCtx, min_isr: int, inv: Ca
           timeout_ms: int) -> tuple[str, str, float]:
     """Is every step of the derived instance `d` a step of the every-size encoding? (verdict, a
     counterexample's pre-state, seconds)."""
-    from checker.proofs.replication_any import world
-
     t0 = time.perf_counter()
-    u, qs, facts = world(layout.n, min_isr)
+    u, qs, facts = R.world(layout.n, min_isr)
     values = {R.Broker: u, R.MinSet: qs} if qs else {R.Broker: u}
     g = lambda f: ground(f, values)  # noqa: E731
     p = R.fresh("P_")
@@ -195,7 +193,7 @@ MAX_PATHS = 40_000  # HandleFetch has 17,660 paths at 3 brokers on the domain (n
 
 INCLUSION_FILES = ("term.py", "symbolic.py", "derive.py", "derive_replication.py", "replication_state.py",
                    "replication_next.py", "kraft_param.py", "replication_param.py", "param_inclusion.py",
-                   "replication_any.py", "replication_inclusion.py")
+                   "replication_inclusion.py")
 
 
 def sources_digest() -> str:
@@ -252,12 +250,11 @@ def describe(entry: dict[str, Any], how: str) -> str:
 def init_included(params: Any) -> str | None:
     """None when the model's initial state at params.n brokers is abstracted by an initial state
     of the encoding (replication_param.init, written by hand); else what differs."""
-    from checker.proofs.replication_any import world
     from checker.proofs.replication_next import Ctx
     from checker.proofs.replication_state import init_constraint
 
     layout = Ctx.of(params, "kafka-4.1").layout
-    u, qs, facts = world(layout.n, params.min_isr)
+    u, qs, facts = R.world(layout.n, params.min_isr)
     values = {R.Broker: u, R.MinSet: qs} if qs else {R.Broker: u}
     sym, p = fresh(layout, "init_"), R.fresh("Pinit_")
     solver = z3.Solver()

@@ -30,6 +30,7 @@ replication_any checks that on a sample of the model's states before it proves):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any, Callable
 
 import z3
@@ -76,6 +77,26 @@ class RCtx:
                    member_fenced_check=rules.member_fenced_check,
                    unclean_shutdown_leaves_elr=rules.unclean_shutdown_leaves_elr,
                    reassignments=params.reassignments > 0, failovers=params.controller_failovers > 0)
+
+
+def world(n: int, min_isr: int) -> tuple[list[Any], list[Any], Any]:
+    """n distinct brokers, for min ISR >= 2 the min sets (every subset of min ISR of them; none
+    for min ISR 1), and the facts that make them the only elements of the two sorts."""
+    u = [z3.Const(f"rb{k}", Broker) for k in range(n)]
+    x, q = z3.Const("x", Broker), z3.Const("q", MinSet)
+    facts = [z3.ForAll([x], z3.Or([x == b for b in u]))]
+    qs: list[Any] = []
+    if n > 1:
+        facts.append(z3.Distinct(*u))
+    if min_isr >= 2:
+        subsets = list(combinations(range(n), min_isr))
+        qs = [z3.Const(f"rq{k}", MinSet) for k in range(len(subsets))]
+        facts.append(z3.ForAll([q], z3.Or([q == w for w in qs])))
+        if len(qs) > 1:
+            facts.append(z3.Distinct(*qs))
+        for w, members in zip(qs, subsets):
+            facts += [in_min(b, w) == (k in members) for k, b in enumerate(u)]
+    return u, qs, z3.And(facts)
 
 
 def fresh(prefix: str) -> State:
