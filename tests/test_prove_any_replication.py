@@ -156,6 +156,8 @@ def test_cli_json_names_what_it_proved_and_the_sample_it_checked():
     assert report["min_isr"] == ">=2" and "elr_empty_at_min_isr" in report["conjuncts"]
     assert report["encoding_check"]["transitions"] > 1000 and report["model_source"]["sha256"]
     assert report["queries"] > 50 and report["never_enabled"] == []
+    # and the record's Z3 inclusion of the model's relation in the encoding, as recorded (None if not)
+    assert report["encoding_check"]["inclusion"] == RA._inclusion(load_config(model="replication", preset="default"))
 
 
 def test_spec_proofs_names_every_conjunct_and_lemma():
@@ -163,3 +165,26 @@ def test_spec_proofs_names_every_conjunct_and_lemma():
 
     text = (Path(__file__).resolve().parents[1] / "spec" / "proofs.md").read_text()
     assert [n for n in {**R.INVARIANTS, **R.LEMMAS} if f"`{n}`" not in text] == []
+
+
+def test_cli_prints_the_recorded_inclusion_for_its_sources_and_configuration_only(tmp_path, monkeypatch):
+    """A record made with these sources, variant and configuration is printed; on another
+    configuration the line says it is not recorded."""
+    import checker.proofs.checked_against as CA
+    from checker.proofs import replication_inclusion as RI
+
+    config = dict(load_config(model="replication", preset="default").config)
+    entry = {"sources": RI.sources_digest(), "variant": "kafka-4.1", "bounds": RI.bounds(config),
+             "sizes": [{"brokers": 3, "instances": 71, "derive_seconds": 1.0, "z3_seconds": 1.0, "assumed": []}]}
+    record = tmp_path / "checked_against.json"
+    record.write_text(json.dumps({**json.loads(CA.RECORD.read_text()), "inclusion": {"replication": [entry]}}))
+    monkeypatch.setattr(CA, "RECORD", record)
+    rc, out, _ = _run(["--quiet"])
+    assert rc == 0 and "inclusion:  every step of the model at 3 brokers is one of the every-size encoding's" in out
+    assert "71 action instances" in out and "recorded with these sources" in out
+    rc, out, _ = _run(["--preset", "smoke", "--quiet"])
+    assert rc == 0 and "inclusion:  not recorded for this variant and configuration" in out
+    record.write_text(json.dumps({**json.loads(CA.RECORD.read_text()), "inclusion": {"replication": [
+        {**entry, "sources": "0" * 64}]}}))
+    rc, out, _ = _run(["--quiet"])
+    assert rc == 0 and "inclusion:  not recorded" in out
