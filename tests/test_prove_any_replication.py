@@ -183,7 +183,7 @@ def test_cli_prints_the_recorded_inclusion_for_its_sources_and_configuration_onl
     assert rc == 0 and "inclusion:  every step of the model at 3 brokers is one of the every-size encoding's" in out
     assert "71 action instances" in out and "recorded with these sources" in out
     rc, out, _ = _run(["--preset", "smoke", "--quiet"])
-    assert rc == 0 and "inclusion:  not recorded for this variant and configuration" in out
+    assert rc == 0 and "inclusion:  not recorded for these sources, variant and configuration" in out
     record.write_text(json.dumps({**json.loads(CA.RECORD.read_text()), "inclusion": {"replication": [
         {**entry, "sources": "0" * 64}]}}))
     rc, out, _ = _run(["--quiet"])

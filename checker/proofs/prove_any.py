@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     lines = [f"model:      kraft", f"model source: {model_source().text()}", f"variant:    {rc.variant}",
              f"encoding:   {encoding['how']}",
              "inclusion:  " + (encoding["inclusion"]["how"] if encoding["inclusion"] else
-                               "not recorded for this variant and configuration (checker/proofs/param_inclusion.py)"),
+                               "not recorded for these sources, variant and configuration (checker/proofs/param_inclusion.py)"),
              "voters:     any: 2 or more by the every-size encoding (nodes an uninterpreted sort; majorities "
              "quorums, any two of which share a member); 1 by the fixed-size encoding (below)",
              f"invariants: {', '.join(targets)}", f"lemmas:     {', '.join(lemmas)}",

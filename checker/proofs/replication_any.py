@@ -412,7 +412,7 @@ def run(args: Any, rc: Any, proving: Callable[..., tuple[Outcome, float]]) -> tu
     lines = ["model:      replication", f"model source: {model_source().text()}", f"variant:    {rc.variant}",
              f"encoding:   {encoding['how']}",
              "inclusion:  " + (encoding["inclusion"]["how"] if encoding["inclusion"] else
-                               "not recorded for this variant and configuration "
+                               "not recorded for these sources, variant and configuration "
                                "(checker/proofs/replication_inclusion.py)"),
              f"brokers:    any (an uninterpreted sort; replicas, ISR and ELR predicates over it); {mins}",
              "invariants: structural (" + ", ".join(report["conjuncts"]) + ")",
