@@ -247,13 +247,14 @@ class Inclusion:
 class SizeReport:
     n: int
     results: list[Inclusion] = field(default_factory=list)
+    unit: str = "voters"  # what n counts: "voters" (kraft) or "brokers" (replication)
 
     @property
     def failure(self) -> Inclusion | None:
         return next((r for r in self.results if r.verdict != "included"), None)
 
     def as_json(self) -> dict[str, Any]:
-        return {"voters": self.n, "instances": len(self.results),
+        return {self.unit: self.n, "instances": len(self.results),
                 "derive_seconds": round(sum(r.derive_seconds for r in self.results), 1),
                 "z3_seconds": round(sum(r.seconds for r in self.results), 1),
                 "assumed": sorted({r.assumed for r in self.results if r.assumed}),
@@ -303,7 +304,7 @@ def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, inv: Callable[[K.St
             s = solver(timeout_ms, case)
             answer = s.check()
             if answer == z3.sat:
-                return "not included", _show(s.model(), layout, pre), time.perf_counter() - t0, ghost_guards
+                return "not included", show(s.model(), pre), time.perf_counter() - t0, ghost_guards
             if answer == z3.unknown:
                 r = z3.unknown
                 break
@@ -311,7 +312,7 @@ def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, inv: Callable[[K.St
     if r == z3.unsat:
         return "included", "", seconds, ghost_guards
     if r == z3.sat:
-        return "not included", _show(s.model(), layout, pre), seconds, ghost_guards
+        return "not included", show(s.model(), pre), seconds, ghost_guards
     return "unknown", s.reason_unknown(), seconds, ghost_guards
 
 
@@ -328,11 +329,15 @@ def _cases(layout: Layout, pre: Sym, ids: tuple[int, ...]) -> Any:
             yield z3.And(pre[("role", me)] == role, *(f if b else z3.Not(f) for f, b in zip(flags, bits)))
 
 
-def _show(m: z3.ModelRef, layout: Layout, pre: Sym) -> str:
+SHOWN = ("role", "epoch", "leo", "lep", "leader", "voted", "st", "live", "mepoch", "last_epoch", "last_offset",
+         "granted", "votes")
+
+
+def show(m: z3.ModelRef, pre: Sym, fields: Sequence[str] = SHOWN) -> str:
+    """A counterexample's pre-state: the named fields Z3's model fixes, at most 40."""
     out = []
     for k in pre.keys():
-        if k[0] in ("role", "epoch", "leo", "lep", "leader", "voted", "st", "live", "mepoch", "last_epoch",
-                    "last_offset", "granted", "votes"):
+        if k[0] in fields:
             v = m.eval(pre[k], model_completion=False)
             if not z3.eq(v, pre[k]):
                 out.append(f"{'_'.join(map(str, k))}={v}")

@@ -22,7 +22,6 @@ spec/proofs.md, "The replication encoding against the derived relation".
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import z3
@@ -30,7 +29,7 @@ import z3
 from checker.proofs import derive_replication as DR
 from checker.proofs import replication_param as R
 from checker.proofs.derive import Derived
-from checker.proofs.param_inclusion import Inclusion, WorldStep, ground, node_of_value
+from checker.proofs.param_inclusion import Inclusion, SizeReport, WorldStep, ground, node_of_value, show
 from checker.proofs.replication_state import Layout, fresh
 from checker.proofs.term import Sym
 from model.replication.records import NO_LEADER
@@ -115,34 +114,11 @@ def check(d: Derived, layout: Layout, pre: Sym, c: R.RCtx, min_isr: int, inv: Ca
     if r == z3.unsat:
         return "included", "", seconds
     if r == z3.sat:
-        return "not included", _show(solver.model(), layout, pre), seconds
+        return "not included", show(solver.model(), pre, SHOWN), seconds
     return "unknown", solver.reason_unknown(), seconds
 
 
-def _show(m: z3.ModelRef, layout: Layout, pre: Sym) -> str:
-    out = []
-    for k in pre.keys():
-        if k[0] in ("fenced", "alive", "c_start", "c_latest", "c_isr", "c_elr", "c_leader", "mk", "ma", "mnis"):
-            v = m.eval(pre[k], model_completion=False)
-            if not z3.eq(v, pre[k]):
-                out.append(f"{'_'.join(map(str, k))}={v}")
-    return " ".join(out[:40])
-
-
-@dataclass
-class SizeReport:
-    n: int
-    results: list[Inclusion] = field(default_factory=list)
-
-    @property
-    def failure(self) -> Inclusion | None:
-        return next((r for r in self.results if r.verdict != "included"), None)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"brokers": self.n, "instances": len(self.results),
-                "derive_seconds": round(sum(r.derive_seconds for r in self.results), 1),
-                "z3_seconds": round(sum(r.seconds for r in self.results), 1),
-                "assumed": sorted({r.assumed for r in self.results if r.assumed})}
+SHOWN = ("fenced", "alive", "c_start", "c_latest", "c_isr", "c_elr", "c_leader", "mk", "ma", "mnis")
 
 
 def check_size(params: Any, variant: str, actions: Sequence[Any] | None = None, timeout_ms: int = 120_000,
@@ -161,7 +137,7 @@ def check_size(params: Any, variant: str, actions: Sequence[Any] | None = None, 
     pre = fresh(layout, "i_")
     dom = DR.domain(layout, pre)
     names = R.conjuncts(c)
-    rep = SizeReport(layout.n)
+    rep = SizeReport(layout.n, unit="brokers")
     for a in N.actions(ctx) if actions is None else actions:
         d = DR.derive(mctx, layout, pre, a, dom, max_paths=MAX_PATHS)
         if d.step is None:
