@@ -156,8 +156,12 @@ def test_cli_json_names_what_it_proved_and_the_sample_it_checked():
     assert report["min_isr"] == ">=2" and "elr_empty_at_min_isr" in report["conjuncts"]
     assert report["encoding_check"]["transitions"] > 1000 and report["model_source"]["sha256"]
     assert report["queries"] > 50 and report["never_enabled"] == []
-    # and the record's Z3 inclusion of the model's relation in the encoding, as recorded (None if not)
-    assert report["encoding_check"]["inclusion"] == RA._inclusion(load_config(model="replication", preset="default"))
+    # and the record's Z3 inclusion of the model's relation in the encoding: every one of the 71
+    # action instances at 3 brokers, for the sources shipped (an edit of them makes this fail)
+    inclusion = report["encoding_check"]["inclusion"]
+    assert inclusion == RA._inclusion(load_config(model="replication", preset="default"))
+    assert [(s["brokers"], s["instances"]) for s in inclusion["sizes"]] == [(3, 71)]
+    assert inclusion["how"].startswith("every step of the model at 3 brokers is one of the every-size encoding's")
 
 
 def test_spec_proofs_names_every_conjunct_and_lemma():

@@ -1,19 +1,22 @@
 """Record the encodings as checked against the model's current sources (checker/proofs/checked_against.py):
 
-    python -m checker.proofs.record
+    python -m checker.proofs.record [--jobs N]
 
 runs, for every model whose record is stale, the fixed-size cross-check and the every-size sample
 check, and records only the models whose checks all pass; it then checks, by Z3, that each
 every-size encoding includes the relation derived from its model (kraft at 3 and 4 voters,
 checker/proofs/param_inclusion.py; replication at 3 brokers, checker/proofs/replication_inclusion.py)
-and records that result with the sources it holds for. A module of its own because it runs
-the every-size checks of prove_any and replication_any, which read the record.
+and records that result with the sources it holds for. With `--jobs N` the inclusion's action
+instances are checked in N processes, each instance on its own (the record is the same: results
+are kept in the instances' order). A module of its own because it runs the every-size checks of
+prove_any and replication_any, which read the record.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 from checker.proofs.checked_against import RECORD, current, stale
 
@@ -47,7 +50,7 @@ def _check_any_size(model: str, progress: Callable[[str], None]) -> str | None:
     return None
 
 
-def _record_inclusion(table: dict, progress: Callable[[str], None]) -> bool:
+def _record_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 1) -> bool:
     """Derive the kraft model's relation at 3 and 4 voters (kafka-4.1, the default configuration)
     and check that the every-size encoding includes it (checker/proofs/param_inclusion.py); keep
     the result for `kcheck prove --size any`, which reads it for exactly these sources. False when
@@ -64,7 +67,7 @@ def _record_inclusion(table: dict, progress: Callable[[str], None]) -> bool:
     names = conjuncts(c, list(INVARIANTS))
     if PI.recorded(config, "kafka-4.1", c, names) is not None:
         return True
-    reports = PI.run_sizes(config, "kafka-4.1", c, names, progress=lambda r: progress(r.line()))
+    reports = inclusion_reports("kraft", config, PI.SIZES, jobs, lambda r: progress(r.line()))
     if any(rep.failure is not None for rep in reports):
         return False
     table.setdefault("inclusion", {})["kraft"] = [PI.record_entry(config, "kafka-4.1", c, reports, names)]
@@ -72,20 +75,18 @@ def _record_inclusion(table: dict, progress: Callable[[str], None]) -> bool:
     return True
 
 
-def _record_replication_inclusion(table: dict, progress: Callable[[str], None]) -> bool:
+def _record_replication_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 1) -> bool:
     """Derive the replication model's relation at 3 brokers (kafka-4.1, the default
     configuration) and check that the every-size encoding includes it
     (checker/proofs/replication_inclusion.py); kept as the kraft one is. False when an instance
     is not included."""
     from checker.config import load_config
     from checker.proofs import replication_inclusion as RI
-    from model.replication.params import Params
 
     config = dict(load_config(model="replication", preset="default").config)
     if RI.recorded(config, "kafka-4.1") is not None:
         return True
-    reports = [RI.check_size(Params.from_config({**config, "brokers": n}), "kafka-4.1", timeout_ms=600_000,
-                             progress=lambda r: progress(r.line())) for n in RI.SIZES]
+    reports = inclusion_reports("replication", config, RI.SIZES, jobs, lambda r: progress(r.line()))
     if any(rep.failure is not None for rep in reports):
         return False
     table.setdefault("inclusion", {})["replication"] = [RI.record_entry(config, "kafka-4.1", reports)]
@@ -93,9 +94,109 @@ def _record_replication_inclusion(table: dict, progress: Callable[[str], None]) 
     return True
 
 
-def main() -> int:
+# --- the inclusion's instances, in one process or several ----------------------------------------
+
+KRAFT_TIMEOUT_MS, REPLICATION_TIMEOUT_MS = 120_000, 600_000  # a query's; the controller rules' are the slowest
+
+
+def _instances(model: str, config: dict[str, Any], n: int, kinds: Sequence[str] | None = None) -> list[Any]:
+    """The action instances the inclusion checks at n nodes: kraft's one per orbit of voter
+    renamings (induction.representatives), replication's every one (replica order decides
+    elections); with `kinds`, those of these kinds only."""
+    if model == "kraft":
+        from checker.proofs.induction import representatives
+        from checker.proofs.kraft_next import Ctx
+        from model.kraft.params import Params
+
+        acts = representatives(Ctx.of(Params.from_config({**config, "voters": n}), "kafka-4.1"))
+    else:
+        from checker.proofs import replication_next as N
+        from model.replication.params import Params as RParams
+
+        acts = N.actions(N.Ctx.of(RParams.from_config({**config, "brokers": n}), "kafka-4.1"))
+    return [a for a in acts if kinds is None or type(a).__name__ in kinds]
+
+
+def _check_instances(model: str, config: dict[str, Any], n: int, indices: Sequence[int],
+                     progress: Callable[[Any], None] | None = None, kinds: Sequence[str] | None = None) -> list[Any]:
+    """The inclusion results of the instances at `indices` (of `_instances`), in that order; it
+    stops at the first one not included. Run in a worker process with no progress."""
+    acts = _instances(model, config, n, kinds)
+    chosen = [acts[i] for i in indices]
+    if model == "kraft":
+        from checker.proofs import param_inclusion as PI
+        from checker.proofs.kraft_next import Ctx
+        from checker.proofs.kraft_param import PCtx
+        from checker.proofs.kraft_param_inv import INVARIANTS, conjuncts
+        from model.kraft.params import Params
+        from model.kraft.quorum import Context
+        from model.kraft.variants import Protocol
+
+        p = Params.from_config({**config, "voters": n})
+        c = PCtx(Protocol.of("kafka-4.1"), stale_requests=bool(config["stale_requests"]))
+        return PI.check_size(Context(p, Protocol.of("kafka-4.1")), Ctx.of(p, "kafka-4.1").layout, c, chosen,
+                             conjuncts(c, list(INVARIANTS)), KRAFT_TIMEOUT_MS, progress).results
+    from checker.proofs import replication_inclusion as RI
+    from model.replication.params import Params as RParams
+
+    return RI.check_size(RParams.from_config({**config, "brokers": n}), "kafka-4.1", chosen,
+                         timeout_ms=REPLICATION_TIMEOUT_MS, progress=progress).results
+
+
+def inclusion_reports(model: str, config: dict[str, Any], sizes: Sequence[int], jobs: int,
+                      progress: Callable[[Any], None], kinds: Sequence[str] | None = None) -> list[Any]:
+    """The inclusion at each size (kafka-4.1, `config`; `kinds`: of those action kinds only), as
+    SizeReports of the instances in their order; `jobs` > 1: one instance a task in that many
+    processes (spawned: each derives afresh), the pending ones given up once one is not included.
+    Stops at the first size with a failure."""
+    from checker.proofs.param_inclusion import SizeReport
+
+    unit = "voters" if model == "kraft" else "brokers"
+    out = []
+    for n in sizes:
+        count = len(_instances(model, config, n, kinds))
+        if jobs <= 1:
+            results = _check_instances(model, config, n, range(count), progress, kinds)
+        else:
+            import multiprocessing
+            from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+            by_index: dict[int, Any] = {}
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+                pending = {pool.submit(_check_instances, model, config, n, [i], None, kinds): i for i in range(count)}
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in done:
+                        i = pending.pop(f)
+                        if f.cancelled():
+                            continue
+                        (res,) = f.result()
+                        by_index[i] = res
+                        progress(res)
+                        if res.verdict != "included":  # those running still finish
+                            for g in pending:
+                                g.cancel()
+            results = [by_index[i] for i in sorted(by_index)]
+            assert len(results) == count or any(r.verdict != "included" for r in results)
+        rep = SizeReport(n, list(results), unit=unit)
+        out.append(rep)
+        if rep.failure is not None:
+            break
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     """Cross-check every model whose record is stale and record the ones whose checks all pass."""
     from checker.proofs.conformance import cross_check
+
+    parser = argparse.ArgumentParser(prog="python -m checker.proofs.record",
+                                     description="Record the encodings as checked against the model's current sources.")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="check the inclusion's action instances in N processes (default 1)")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, not {args.jobs}")
+    jobs = args.jobs
 
     table = json.loads(RECORD.read_text()) if RECORD.is_file() else {}
     failed = 0
@@ -119,11 +220,12 @@ def main() -> int:
             continue
         table[model] = current(model)
         say("recorded")
-    if table.get("kraft") == current("kraft") and not _record_inclusion(table, lambda text: print(f"kraft: {text}", flush=True)):
+    if table.get("kraft") == current("kraft") and not _record_inclusion(
+            table, lambda text: print(f"kraft: {text}", flush=True), jobs):
         failed += 1
         print("kraft: the every-size encoding does not include the model's relation: not recorded", file=sys.stderr)
     if table.get("replication") == current("replication") and not _record_replication_inclusion(
-            table, lambda text: print(f"replication: {text}", flush=True)):
+            table, lambda text: print(f"replication: {text}", flush=True), jobs):
         failed += 1
         print("replication: the every-size encoding does not include the model's relation: not recorded",
               file=sys.stderr)

@@ -1,0 +1,31 @@
+"""`python -m checker.proofs.record --jobs N`: the inclusion's instances checked in N processes
+give the record the same results, in the same order, as one process."""
+from __future__ import annotations
+
+import pytest
+
+from checker.config import load_config
+from checker.proofs import record
+
+KINDS = ("SendFetch", "ShrinkIsr", "Crash", "LossyCrash")  # broker actions and faults: seconds each at 2 brokers
+
+
+def _verdicts(reports: list) -> list[tuple]:
+    return [(rep.n, repr(r.action), r.verdict, r.paths, r.assumed) for rep in reports for r in rep.results]
+
+
+def test_jobs_check_the_same_instances_in_the_same_order_as_one_process() -> None:
+    config = {**load_config(model="replication", preset="default").config, "min_insync_replicas": 1}
+    seen: list = []
+    one = record.inclusion_reports("replication", config, (2,), 1, lambda r: None, KINDS)
+    two = record.inclusion_reports("replication", config, (2,), 2, seen.append, KINDS)
+    assert len(one[0].results) == len(record._instances("replication", config, 2, KINDS)) >= 6
+    assert _verdicts(two) == _verdicts(one) and all(r.verdict == "included" for r in one[0].results)
+    assert sorted(map(repr, (r.action for r in seen))) == sorted(repr(r.action) for r in one[0].results)
+    assert two[0].as_json()["brokers"] == 2 and two[0].as_json()["instances"] == len(one[0].results)
+
+
+def test_jobs_below_one_are_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        record.main(["--jobs", "0"])
+    assert e.value.code == 2 and "--jobs must be at least 1, not 0" in capsys.readouterr().err
