@@ -29,3 +29,35 @@ def test_jobs_below_one_are_refused_in_one_line(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit) as e:
         record.main(["--jobs", "0"])
     assert e.value.code == 2 and "--jobs must be at least 1, not 0" in capsys.readouterr().err
+
+
+def test_keep_appends_each_result_and_a_second_run_checks_only_the_rest(tmp_path, monkeypatch) -> None:
+    config = {**load_config(model="replication", preset="default").config, "min_insync_replicas": 1}
+    keep = tmp_path / "kept.jsonl"
+    first = record.inclusion_reports("replication", config, (2,), 1, lambda r: None, KINDS, keep=keep)
+    lines = keep.read_text().splitlines()
+    assert len(lines) == len(first[0].results) >= 6
+    # a run stopped part way: the last line cut short, one instance's line lost
+    keep.write_text("\n".join(lines[:2] + lines[3:-1]) + "\n" + lines[-1][:30])
+    real, checked = record._check_instances, []
+
+    def counting(model, config, n, indices, progress=None, kinds=None):  # noqa: ANN001, ANN202
+        checked.extend(indices)
+        return real(model, config, n, indices, progress, kinds)
+
+    monkeypatch.setattr(record, "_check_instances", counting)
+    seen: list = []
+    again = record.inclusion_reports("replication", config, (2,), 1, seen.append, KINDS, keep=keep)
+    assert checked == [2, len(lines) - 1]
+    assert _verdicts(again) == _verdicts(first) and len(seen) == len(lines)
+    # results kept for other sources are not taken
+    keep.write_text("\n".join(line.replace('"sources": "', '"sources": "x') for line in lines) + "\n")
+    checked.clear()
+    record.inclusion_reports("replication", config, (2,), 1, lambda r: None, KINDS, keep=keep)
+    assert checked == list(range(len(lines)))
+
+
+def test_voters_other_than_the_inclusion_sizes_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        record.main(["--voters", "5"])
+    assert e.value.code == 2 and "--voters must be 3 or 3 4, not 5" in capsys.readouterr().err

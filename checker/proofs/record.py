@@ -1,6 +1,6 @@
 """Record the encodings as checked against the model's current sources (checker/proofs/checked_against.py):
 
-    python -m checker.proofs.record [--jobs N]
+    python -m checker.proofs.record [--jobs N] [--keep FILE] [--voters 3 | --voters 3 4]
 
 runs, for every model whose record is stale, the fixed-size cross-check and the every-size sample
 check, and records only the models whose checks all pass; it then checks, by Z3, that each
@@ -8,7 +8,9 @@ every-size encoding includes the relation derived from its model (kraft at 3 and
 checker/proofs/param_inclusion.py; replication at 3 brokers, checker/proofs/replication_inclusion.py)
 and records that result with the sources it holds for. With `--jobs N` the inclusion's action
 instances are checked in N processes, each instance on its own (the record is the same: results
-are kept in the instances' order). A module of its own because it runs the every-size checks of
+are kept in the instances' order). With `--keep FILE` each included instance's result is
+appended to FILE as it comes, and a run stopped and started again with the same FILE checks only
+the instances not yet done. A module of its own because it runs the every-size checks of
 prove_any and replication_any, which read the record.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from checker.proofs.checked_against import RECORD, current, stale
@@ -50,11 +53,12 @@ def _check_any_size(model: str, progress: Callable[[str], None]) -> str | None:
     return None
 
 
-def _record_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 1) -> bool:
-    """Derive the kraft model's relation at 3 and 4 voters (kafka-4.1, the default configuration)
-    and check that the every-size encoding includes it (checker/proofs/param_inclusion.py); keep
-    the result for `kcheck prove --size any`, which reads it for exactly these sources. False when
-    an instance is not included."""
+def _record_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 1, keep: Path | None = None,
+                      voters: Sequence[int] | None = None) -> bool:
+    """Derive the kraft model's relation at 3 and 4 voters (or `voters`: 3, or 3 and 4; kafka-4.1,
+    the default configuration) and check that the every-size encoding includes it
+    (checker/proofs/param_inclusion.py); keep the result for `kcheck prove --size any`, which
+    reads it for exactly these sources. False when an instance is not included."""
     from checker.config import load_config
     from checker.proofs import param_inclusion as PI
     from checker.proofs.kraft_param import PCtx
@@ -67,7 +71,7 @@ def _record_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 
     names = conjuncts(c, list(INVARIANTS))
     if PI.recorded(config, "kafka-4.1", c, names) is not None:
         return True
-    reports = inclusion_reports("kraft", config, PI.SIZES, jobs, lambda r: progress(r.line()))
+    reports = inclusion_reports("kraft", config, voters or PI.SIZES, jobs, lambda r: progress(r.line()), keep=keep)
     if any(rep.failure is not None for rep in reports):
         return False
     table.setdefault("inclusion", {})["kraft"] = [PI.record_entry(config, "kafka-4.1", c, reports, names)]
@@ -75,7 +79,8 @@ def _record_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 
     return True
 
 
-def _record_replication_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 1) -> bool:
+def _record_replication_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 1,
+                                  keep: Path | None = None) -> bool:
     """Derive the replication model's relation at 3 brokers (kafka-4.1, the default
     configuration) and check that the every-size encoding includes it
     (checker/proofs/replication_inclusion.py); kept as the kraft one is. False when an instance
@@ -86,7 +91,7 @@ def _record_replication_inclusion(table: dict, progress: Callable[[str], None], 
     config = dict(load_config(model="replication", preset="default").config)
     if RI.recorded(config, "kafka-4.1") is not None:
         return True
-    reports = inclusion_reports("replication", config, RI.SIZES, jobs, lambda r: progress(r.line()))
+    reports = inclusion_reports("replication", config, RI.SIZES, jobs, lambda r: progress(r.line()), keep=keep)
     if any(rep.failure is not None for rep in reports):
         return False
     table.setdefault("inclusion", {})["replication"] = [RI.record_entry(config, "kafka-4.1", reports)]
@@ -143,27 +148,80 @@ def _check_instances(model: str, config: dict[str, Any], n: int, indices: Sequen
                          timeout_ms=REPLICATION_TIMEOUT_MS, progress=progress).results
 
 
+def _key(model: str, config: dict[str, Any], n: int) -> dict[str, Any]:
+    """What a kept result holds for: the model, its inclusion sources' digest, the configuration
+    and the number of nodes."""
+    if model == "kraft":
+        from checker.proofs.param_inclusion import sources_digest
+    else:
+        from checker.proofs.replication_inclusion import sources_digest
+    return {"model": model, "sources": sources_digest(), "config": {k: config[k] for k in sorted(config)}, "n": n}
+
+
+def _kept(keep: Path | None, key: dict[str, Any], acts: list[Any]) -> dict[int, Any]:
+    """The included instances `keep` holds for `key`, by index into `acts` (a line for another
+    key, sources or instance list is passed over)."""
+    from checker.proofs.param_inclusion import Inclusion
+
+    out: dict[int, Any] = {}
+    if keep is None or not keep.is_file():
+        return out
+    for line in keep.read_text().splitlines():
+        try:
+            e = json.loads(line)
+            i, r = e["index"], e["result"]
+            if e["key"] == key and 0 <= i < len(acts) and e["action"] == repr(acts[i]) and r["verdict"] == "included":
+                out[i] = Inclusion(acts[i], r["verdict"], r["seconds"], r["derive_seconds"], r["paths"],
+                                   r["detail"], r["assumed"], r["ghost_guards"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short by a stop
+    return out
+
+
+def _keep(keep: Path | None, key: dict[str, Any], i: int, res: Any) -> None:
+    """Append an included instance's result to `keep`, at once (a stop loses none)."""
+    if keep is None or res.verdict != "included":
+        return
+    fields = {f: getattr(res, f) for f in ("verdict", "seconds", "derive_seconds", "paths", "detail", "assumed",
+                                           "ghost_guards")}
+    with keep.open("a") as f:
+        f.write(json.dumps({"key": key, "index": i, "action": repr(res.action), "result": fields}) + "\n")
+        f.flush()
+
+
 def inclusion_reports(model: str, config: dict[str, Any], sizes: Sequence[int], jobs: int,
-                      progress: Callable[[Any], None], kinds: Sequence[str] | None = None) -> list[Any]:
+                      progress: Callable[[Any], None], kinds: Sequence[str] | None = None,
+                      keep: Path | None = None) -> list[Any]:
     """The inclusion at each size (kafka-4.1, `config`; `kinds`: of those action kinds only), as
     SizeReports of the instances in their order; `jobs` > 1: one instance a task in that many
     processes (spawned: each derives afresh), the pending ones given up once one is not included.
-    Stops at the first size with a failure."""
+    `keep`: a file each included instance's result is appended to as it comes, and read back by
+    the next run with the same sources and configuration, which checks only the others (a long
+    run stopped loses nothing finished). Stops at the first size with a failure."""
     from checker.proofs.param_inclusion import SizeReport
 
     unit = "voters" if model == "kraft" else "brokers"
     out = []
     for n in sizes:
-        count = len(_instances(model, config, n, kinds))
+        acts = _instances(model, config, n, kinds)
+        key = _key(model, config, n) if keep is not None else {}
+        by_index = _kept(keep, key, acts)
+        for i in sorted(by_index):
+            progress(by_index[i])
+        todo = [i for i in range(len(acts)) if i not in by_index]
         if jobs <= 1:
-            results = _check_instances(model, config, n, range(count), progress, kinds)
+            for i in todo:
+                (res,) = _check_instances(model, config, n, [i], progress, kinds)
+                by_index[i] = res
+                _keep(keep, key, i, res)
+                if res.verdict != "included":
+                    break
         else:
             import multiprocessing
             from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-            by_index: dict[int, Any] = {}
             with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-                pending = {pool.submit(_check_instances, model, config, n, [i], None, kinds): i for i in range(count)}
+                pending = {pool.submit(_check_instances, model, config, n, [i], None, kinds): i for i in todo}
                 while pending:
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for f in done:
@@ -172,12 +230,13 @@ def inclusion_reports(model: str, config: dict[str, Any], sizes: Sequence[int], 
                             continue
                         (res,) = f.result()
                         by_index[i] = res
+                        _keep(keep, key, i, res)
                         progress(res)
                         if res.verdict != "included":  # those running still finish
                             for g in pending:
                                 g.cancel()
-            results = [by_index[i] for i in sorted(by_index)]
-            assert len(results) == count or any(r.verdict != "included" for r in results)
+        results = [by_index[i] for i in sorted(by_index)]
+        assert len(results) == len(acts) or any(r.verdict != "included" for r in results)
         rep = SizeReport(n, list(results), unit=unit)
         out.append(rep)
         if rep.failure is not None:
@@ -193,10 +252,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description="Record the encodings as checked against the model's current sources.")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="check the inclusion's action instances in N processes (default 1)")
+    parser.add_argument("--keep", type=Path, metavar="FILE",
+                        help="append each included instance's result to FILE as it comes; a later run given the "
+                             "same FILE, sources and configuration checks only the others")
+    parser.add_argument("--voters", type=int, nargs="+", metavar="N",
+                        help="the kraft inclusion's sizes: 3, or 3 4 (the default; 4 voters take hours)")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, not {args.jobs}")
-    jobs = args.jobs
+    from checker.proofs.param_inclusion import SIZES
+
+    if args.voters is not None and tuple(args.voters) not in (SIZES, SIZES[:1]):
+        parser.error(f"--voters must be {' '.join(map(str, SIZES[:1]))} or {' '.join(map(str, SIZES))}, "
+                     f"not {' '.join(map(str, args.voters))}")
+    if args.keep is not None and args.keep.exists() and not args.keep.is_file():
+        parser.error(f"--keep {args.keep}: not a file")
+    jobs, keep = args.jobs, args.keep
 
     table = json.loads(RECORD.read_text()) if RECORD.is_file() else {}
     failed = 0
@@ -221,11 +292,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         table[model] = current(model)
         say("recorded")
     if table.get("kraft") == current("kraft") and not _record_inclusion(
-            table, lambda text: print(f"kraft: {text}", flush=True), jobs):
+            table, lambda text: print(f"kraft: {text}", flush=True), jobs, keep, args.voters):
         failed += 1
         print("kraft: the every-size encoding does not include the model's relation: not recorded", file=sys.stderr)
     if table.get("replication") == current("replication") and not _record_replication_inclusion(
-            table, lambda text: print(f"replication: {text}", flush=True), jobs):
+            table, lambda text: print(f"replication: {text}", flush=True), jobs, keep):
         failed += 1
         print("replication: the every-size encoding does not include the model's relation: not recorded",
               file=sys.stderr)
