@@ -38,7 +38,7 @@ import z3
 from checker.proofs import kraft_next as N
 from checker.proofs.kraft_state import EMPTY, REQUEST, RESPONSE, RPCS, SLOT_COMMON, SLOT_FIELDS, Layout, fresh
 from checker.proofs.symbolic import (  # noqa: F401 (the stand-ins, also for derive's users)
-    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, _arg_key, _same, _z, merged,
+    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, _arg_key, _same, _z, derived_step, merged,
 )
 from checker.proofs.term import Step, Sym, smax
 from model.kraft import actions as A
@@ -642,37 +642,24 @@ def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any,
         if s is None:
             return None
         try:
-            post = post_of(layout, pre, s0, s)
+            return ("ok", post_of(layout, pre, s0, s))
         except OutOfLayout:  # a successor kraft_state cannot hold: a crash path, shown unreachable
             return ("crash", "OutOfLayout")
-        post.update(ghosts(layout, pre, post))
-        return ("ok", post)
 
     try:
         with symbolic_model(ex if MERGE else None):
-            paths = ex.paths(run)
+            paths = ex.decisions(run)
+        guard, post, crash = derived_step(paths, pre, domain)
     except Unsupported as e:
         return Derived(action, 0, 0, time.perf_counter() - start, None, str(e))
     except RecursionError:
         return Derived(action, 0, 0, time.perf_counter() - start, None, "recursion")
-    enabled = [(pc, r[1]) for pc, r in paths if r is not None and r[0] == "ok"]
-    crashed = [(pc, r[1]) for pc, r in paths if r is not None and r[0] == "crash"]
-    guard = z3.And(domain, z3.Or([pc for pc, _ in enabled])) if enabled else z3.BoolVal(False)
-    keys: list[Any] = []
-    for _, u in enabled:
-        keys += [k for k in u if k not in keys]
-    merged = {}
-    for k in keys:
-        v = enabled[-1][1].get(k, pre[k])
-        for pc, u in reversed(enabled[:-1]):
-            w = u.get(k, pre[k])
-            if not _same(w, v):
-                v = z3.If(pc, w, v)
-        merged[k] = v
-    post = pre.set(merged)
-    crash = z3.Or([pc for pc, _ in crashed]) if crashed else z3.BoolVal(False)
-    return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, post),
-                   crash=crash, crash_paths=len(crashed), crashes=tuple(sorted({w for _, w in crashed})))
+    # the ghosts are a function of the pre- and post-state: set once, from the merged successor
+    post.update(ghosts(layout, pre, post))
+    enabled = [r for _, r in paths if r is not None and r[0] == "ok"]
+    crashed = [r[1] for _, r in paths if r is not None and r[0] == "crash"]
+    return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, pre.set(post)),
+                   crash=crash, crash_paths=len(crashed), crashes=tuple(sorted(set(crashed))))
 
 
 # --- the check against the hand-written encoding ---------------------------------------------------

@@ -50,7 +50,8 @@ from checker.proofs.replication_state import (
     APREQ, APRESP, EMPTY, FREQ, FRESP, SLOT_BOOLS, SLOT_INTS, Layout, fresh,
 )
 from checker.proofs.symbolic import (
-    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, merge_values as _merge_values, _same, shape_of as _shape, _z,
+    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, derived_step, merge_values as _merge_values, _same,
+    shape_of as _shape, _z,
 )
 from checker.proofs.term import Step, Sym, select, smin
 from model.replication import broker_actions, network, state
@@ -898,9 +899,9 @@ def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any, max
            assume: Any = None, step: Callable[[Any, Any, Callable[[Any, Any], Any]], Any] | None = None) -> Derived:
     """Run the model's action on the stand-in state along every feasible path, then state.compact
     (model.next_state). More than `max_paths` paths: not derived. With `assume` (an inductive
-    invariant) only its states are explored: a branch side none of them takes is pruned, so the
-    relation is the model's on those states only (what an induction step asks about); the guard
-    leaves `assume` out. `step(state, action, base)`: a plugin's changed transition
+    invariant) only its states are explored: a branch side none of them takes is pruned, and a
+    decision that holds on all of them is left out (symbolic.DecisionTree), so the relation is the
+    model's on those states only (what an induction step asks about); the guard leaves `assume` out. `step(state, action, base)`: a plugin's changed transition
     (model/extension.py's `next_state`), run on the stand-in state with `base` the model's own."""
     ex = Explorer(domain if assume is None else z3.And(domain, assume), layout.L + 1)
     start = time.perf_counter()
@@ -928,24 +929,16 @@ def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any, max
 
     try:
         with symbolic_model():
-            paths = ex.paths(run)
+            paths = ex.decisions(run)
+        guard, post, crash = derived_step(paths, pre, domain)
     except Unsupported as e:
         return Derived(action, count[0], 0, time.perf_counter() - start, None, str(e))
     except RecursionError:
         return Derived(action, count[0], 0, time.perf_counter() - start, None, "recursion")
-    enabled = [(pc, r[1]) for pc, r in paths if r is not None and r[0] == "ok"]
-    crashed = [(pc, r[1]) for pc, r in paths if r is not None and r[0] == "crash"]
-    guard = z3.And(domain, z3.Or([pc for pc, _ in enabled])) if enabled else z3.BoolVal(False)
-    keys: list[Any] = []
-    for _, u in enabled:
-        keys += [k for k in u if k not in keys]
-    merged = {}
-    for k in keys:
-        merged[k] = merge_terms([(pc, u.get(k, pre[k])) for pc, u in enabled])
-    post = pre.set(merged)
-    crash = z3.Or([pc for pc, _ in crashed]) if crashed else z3.BoolVal(False)
-    return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, post),
-                   crash=crash, crash_paths=len(crashed), crashes=tuple(sorted({w for _, w in crashed})))
+    enabled = [r for _, r in paths if r is not None and r[0] == "ok"]
+    crashed = [r[1] for _, r in paths if r is not None and r[0] == "crash"]
+    return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, pre.set(post)),
+                   crash=crash, crash_paths=len(crashed), crashes=tuple(sorted(set(crashed))))
 
 
 # --- the check against the hand-written encoding ---------------------------------------------------

@@ -217,6 +217,13 @@ class Explorer:
     def paths(self, run: Callable[[], Any], assume: Any = None, keep_assume: bool = True) -> list[tuple[Any, Any]]:
         """Every feasible path of run(): (its condition, its result). keep_assume=False: the
         conditions leave `assume` out (they partition the states where it holds)."""
+        return [(z3.And(pc) if pc else z3.BoolVal(True), result)
+                for pc, result in self.decisions(run, assume, keep_assume)]
+
+    def decisions(self, run: Callable[[], Any], assume: Any = None,
+                  keep_assume: bool = True) -> list[tuple[list[Any], Any]]:
+        """As `paths`, each path's condition the list of its decisions in the order taken (what
+        `DecisionTree` needs)."""
         out = []
         todo: list[list[bool]] = [[]]
         while todo:
@@ -226,8 +233,7 @@ class Explorer:
                 result = run()
             finally:
                 self.frames.pop()
-            pc = f.pc if keep_assume or assume is None else f.pc[1:]
-            out.append((z3.And(pc) if pc else z3.BoolVal(True), result))
+            out.append((f.pc if keep_assume or assume is None else f.pc[1:], result))
             todo += f.pending
         return out
 
@@ -265,6 +271,89 @@ class Explorer:
         if not options:  # every path raised
             raise crash[0][1]
         return self.choose(options) if len(options) > 1 else options[0][1]
+
+
+# --- the paths as one decision tree ---------------------------------------------------------------
+
+DONT_CARE = object()  # a path whose value does not matter (the action is not enabled on it)
+
+
+class DecisionTree:
+    """An action's paths (`Explorer.decisions`) as the tree of the decisions they took: a value
+    over the paths is one If at each fork, as the model's code branches, not one case per path
+    (an If-chain over 3,616 path conditions made Z3's queries on HandleFetchResponse some 70
+    times slower). A decision with one side only (the other infeasible on the explorer's domain
+    and the decisions before it) is left out: the tree's values are the paths' on the domain.
+    Re-executing a choice prefix makes the same decision terms, so sibling paths part at one
+    decision, a term on one side and its negation on the other; anything else is Unsupported."""
+
+    __slots__ = ("cond", "yes", "no", "result", "keys", "ok")
+
+    def __init__(self, paths: list[tuple[list[Any], Any]], keys: Callable[[Any], frozenset], depth: int = 0) -> None:
+        self.cond: Any = None
+        self.yes = self.no = None
+        self.result: Any = None
+        while True:  # decisions every path here took alike hold on the domain: skip them
+            ended = [p for p in paths if len(p[0]) == depth]
+            if ended:
+                if len(paths) > 1:
+                    raise Unsupported("paths that do not part at a decision")
+                self.result = paths[0][1]
+                self.keys, self.ok = keys(self.result), self.result is not None and self.result[0] == "ok"
+                return
+            first = paths[0][0][depth]
+            other = [p for p in paths if not _same(p[0][depth], first)]
+            if other:
+                break
+            depth += 1
+        second = other[0][0][depth]
+        if z3.is_not(second) and _same(second.arg(0), first):
+            cond, yes, no = first, [p for p in paths if _same(p[0][depth], first)], other
+        elif z3.is_not(first) and _same(first.arg(0), second):
+            cond, yes, no = second, other, [p for p in paths if _same(p[0][depth], first)]
+        else:
+            raise Unsupported("sibling paths whose decisions are not a term and its negation")
+        if len(yes) + len(no) != len(paths):
+            raise Unsupported("paths that part three ways at one decision")
+        self.cond = cond
+        self.yes, self.no = DecisionTree(yes, keys, depth + 1), DecisionTree(no, keys, depth + 1)
+        self.keys, self.ok = self.yes.keys | self.no.keys, self.yes.ok or self.no.ok
+
+    def fold(self, leaf: Callable[[Any], Any], key: Any = None, default: Any = None) -> Any:
+        """The value over the paths: leaf(a path's result) at each path (a term, or DONT_CARE),
+        an If at each fork. With `key`, a subtree whose paths' `keys` leave it out is `default`
+        where an action is enabled (and DONT_CARE where none is) without visiting it."""
+        if key is not None and key not in self.keys:
+            return default if self.ok else DONT_CARE
+        if self.cond is None:
+            return leaf(self.result)
+        a = self.yes.fold(leaf, key, default)
+        b = self.no.fold(leaf, key, default)
+        if a is DONT_CARE or (b is not DONT_CARE and _same(a, b)):
+            return b
+        if b is DONT_CARE:
+            return a
+        if z3.is_true(a) and z3.is_false(b):
+            return self.cond
+        if z3.is_false(a) and z3.is_true(b):
+            return z3.Not(self.cond)
+        return z3.If(self.cond, a, b)
+
+
+def derived_step(paths: list[tuple[list[Any], Any]], pre: Any, domain: Any) -> tuple[Any, dict[Any, Any], Any]:
+    """(guard, the changed variables' terms, crash condition) of an action whose paths
+    (`Explorer.decisions`) end in None (not enabled), ("ok", {key: term changed}) or ("crash",
+    what): one DecisionTree. The guard and the crash condition hold on `domain` only."""
+    tree = DecisionTree(paths, lambda r: frozenset(r[1]) if r is not None and r[0] == "ok" else frozenset())
+    enabled = lambda r: z3.BoolVal(r is not None and r[0] == "ok")  # noqa: E731
+    crashed = lambda r: z3.BoolVal(r is not None and r[0] == "crash")  # noqa: E731
+    guard = tree.fold(enabled)
+    post = {}
+    for k in sorted(tree.keys, key=repr):
+        v = tree.fold(lambda r, k=k: r[1].get(k, pre[k]) if r is not None and r[0] == "ok" else DONT_CARE, k, pre[k])
+        if v is not DONT_CARE and not _same(v, pre[k]):
+            post[k] = v
+    return z3.And(domain, guard), post, tree.fold(crashed)
 
 
 # --- merging pure functions ----------------------------------------------------------------------
