@@ -224,3 +224,55 @@ def test_prove_on_the_derived_relation_from_the_command_line():
     out = subprocess.run([sys.executable, "-m", "checker.cli", "prove", "--model", "kraft", "--size", "any",
                           "--derive"], capture_output=True, text=True, timeout=600)
     assert out.returncode == 2 and out.stderr.startswith("kcheck: error: --derive: ")
+
+
+def _explore(fn):
+    """fn(x, y) on stand-ins for two Int variables: the explorer and its paths' decisions."""
+    from checker.proofs.symbolic import Explorer, SInt
+
+    x, y = z3.Ints("x y")
+    ex = Explorer(z3.And(x >= 0, x <= 9, y >= 0, y <= 9), 10)
+    return x, y, ex.decisions(lambda: fn(SInt(x, ex), SInt(y, ex)))
+
+
+def test_the_decision_tree_folds_each_path_value_as_the_flat_cases_do():
+    """symbolic.derived_step: the guard, a changed variable and the crash condition folded over
+    the decision tree equal, on the domain, the one-case-per-path values; a variable no enabled
+    path changes keeps its pre-state value."""
+    from checker.proofs.symbolic import _z, derived_step
+    from checker.proofs.term import Sym
+
+    def fn(x, y):
+        if x > 5:
+            if y == x:
+                return ("crash", "IndexError")
+            return ("ok", {"a": _z(x + 1)}) if y < 3 else None
+        if y > 7:
+            return ("ok", {"a": _z(y)})
+        return ("ok", {"a": _z(x)})
+
+    x, y, paths = _explore(fn)
+    assert len(paths) == 5 and max(len(d) for d, _ in paths) >= 2
+    pre = Sym({"a": z3.Int("a0"), "b": z3.Int("b0")})
+    dom = z3.And(x >= 0, x <= 9, y >= 0, y <= 9)
+    guard, post, crash = derived_step(paths, pre, dom)
+    assert set(post) == {"a"}
+    want_guard = z3.Or(z3.And(x > 5, y != x, y < 3), x <= 5)
+    want_a = z3.If(x > 5, x + 1, z3.If(y > 7, y, x))
+    s = z3.Solver()
+    s.add(dom, z3.Or(guard != want_guard, z3.And(want_guard, post["a"] != want_a), crash != z3.And(x > 5, y == x)))
+    assert s.check() == z3.unsat
+
+
+def test_paths_that_are_no_tree_are_refused():
+    """Siblings whose decisions are not a term and its negation, or a path ending where another
+    goes on, are Unsupported: the action is not derived rather than guessed."""
+    from checker.proofs.symbolic import DecisionTree, Unsupported
+
+    x = z3.Int("x")
+    keys = lambda r: frozenset()  # noqa: E731
+    with pytest.raises(Unsupported):
+        DecisionTree([([x > 1], None), ([x > 2], None)], keys)
+    with pytest.raises(Unsupported):
+        DecisionTree([([x > 1], None), ([x > 1, x > 2], None)], keys)
+    assert DecisionTree([([x > 1], ("ok", {})), ([z3.Not(x > 1)], None)], keys).cond.eq(x > 1)
