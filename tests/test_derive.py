@@ -270,9 +270,8 @@ def test_paths_that_are_no_tree_are_refused():
     from checker.proofs.symbolic import DecisionTree, Unsupported
 
     x = z3.Int("x")
-    keys = lambda r: frozenset()  # noqa: E731
     with pytest.raises(Unsupported):
-        DecisionTree([([x > 1], None), ([x > 2], None)], keys)
+        DecisionTree([([x > 1], None), ([x > 2], None)])
     with pytest.raises(Unsupported):
-        DecisionTree([([x > 1], None), ([x > 1, x > 2], None)], keys)
-    assert DecisionTree([([x > 1], ("ok", {})), ([z3.Not(x > 1)], None)], keys).cond.eq(x > 1)
+        DecisionTree([([x > 1], None), ([x > 1, x > 2], None)])
+    assert DecisionTree([([x > 1], ("ok", {})), ([z3.Not(x > 1)], None)]).cond.eq(x > 1)

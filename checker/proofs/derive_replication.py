@@ -50,8 +50,7 @@ from checker.proofs.replication_state import (
     APREQ, APRESP, EMPTY, FREQ, FRESP, SLOT_BOOLS, SLOT_INTS, Layout, fresh,
 )
 from checker.proofs.symbolic import (
-    CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, derived_step, merge_values as _merge_values, _same,
-    shape_of as _shape, _z,
+    CRASHES, DecisionTree, Explorer, OutOfLayout, SBool, SInt, Unsupported, _same, _z, derived_step, merged_options,
 )
 from checker.proofs.term import Step, Sym, select, smin
 from model.replication import broker_actions, network, state
@@ -193,23 +192,15 @@ class SId(SInt):
         return hash(v if v is not None else ("not a broker id",))
 
 
-def isolated(ex: Explorer, run: Callable[[], Any]) -> list[tuple[Any, Any]]:
-    """The paths of run() on their own, under the domain only (their conditions hold on every path
-    that reaches the call): the way a function is merged instead of multiplying the paths."""
+def isolated(ex: Explorer, run: Callable[[], Any]) -> list[tuple[list[Any], Any]]:
+    """The paths of run() on their own (`Explorer.decisions`), under the domain only (their
+    conditions hold on every path that reaches the call): the way a function is merged instead of
+    multiplying the paths."""
     outer, ex.frames = ex.frames, []
     try:
-        return ex.paths(run)
+        return ex.decisions(run)
     finally:
         ex.frames = outer
-
-
-def merge_terms(cases: list[tuple[Any, Any]]) -> Any:
-    """If(c1, t1, If(c2, t2, ... tn)) over (condition, term) cases, the last the default."""
-    t = cases[-1][1]
-    for c, v in reversed(cases[:-1]):
-        if not _same(v, t):
-            t = z3.If(c, v, t)
-    return t
 
 
 # --- merging the pure rules of partition.py ------------------------------------------------------
@@ -264,14 +255,7 @@ def merged_rule(fn: Callable[..., Any]) -> Callable[..., Any]:
                 return ("crash", e)
 
         def explore() -> Any:
-            paths = isolated(ex, once)
-            crash = [(pc, r[1]) for pc, r in paths if r[0] == "crash"]
-            groups: dict[Any, list[tuple[Any, Any]]] = {}
-            for pc, r in paths:
-                if r[0] == "ok":
-                    groups.setdefault(_shape(r[1]), []).append((pc, r[1]))
-            return crash, [(z3.Or([pc for pc, _ in cases]), None if cases[0][1] is None else _merge_values(ex, cases))
-                           for cases in groups.values()]
+            return merged_options(ex, isolated(ex, once))
 
         crash, options = ex.memo(("rule", fn.__name__, _key(args), _key(tuple(sorted(kwargs.items())))), explore)
         if crash and ex.decide(z3.Or([pc for pc, _ in crash])):
@@ -571,7 +555,7 @@ class SymNet:
             paths = isolated(self.ex, lambda: _guarded(run))
             if any(isinstance(r, Exception) for _, r in paths):
                 raise Unsupported("a predicate over the messages that raises")
-            cond = z3.Or([z3.And(pc, r) for pc, r in paths])
+            cond = DecisionTree(paths).fold(lambda r: r)
             out.append(z3.simplify(z3.And(held, cond)))
         return out
 
@@ -854,7 +838,7 @@ def compacted(layout: Layout, ex: Explorer, s: State) -> State:
         paths = isolated(ex, lambda: _guarded(once))
         if any(isinstance(r, Exception) for _, r in paths):
             raise Unsupported("state.compact raises")
-        return merge_terms(paths)
+        return DecisionTree(paths).fold(_z)
 
     start = ex.memo(key, explore)
     return s._replace(controller=s.controller._replace(log=SymLog(layout, ex, start, log.latest, log.slots)))

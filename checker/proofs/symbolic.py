@@ -251,17 +251,11 @@ class Explorer:
         outer, self.frames = self.frames, []
         self.depth += 1
         try:
-            paths = self.paths(once, assume=z3.And(pc) if pc else None, keep_assume=False)
+            paths = self.decisions(once, assume=z3.And(pc) if pc else None, keep_assume=False)
         finally:
             self.frames = outer
             self.depth -= 1
-        crash = [(c, r[1]) for c, r in paths if r[0] == "crash"]
-        groups: dict[Any, list[tuple[Any, Any]]] = {}
-        for c, r in paths:
-            if r[0] == "ok":
-                groups.setdefault(shape_of(r[1]), []).append((c, r[1]))
-        options = [(z3.Or([c for c, _ in cases]), merge_values(self, cases)) for cases in groups.values()]
-        return crash, options
+        return merged_options(self, paths)
 
     def take(self, crash: list, options: list) -> Any:
         """The merged result on this path: a fork when some path raised (re-raised here) and one
@@ -289,7 +283,9 @@ class DecisionTree:
 
     __slots__ = ("cond", "yes", "no", "result", "keys", "ok")
 
-    def __init__(self, paths: list[tuple[list[Any], Any]], keys: Callable[[Any], frozenset], depth: int = 0) -> None:
+    def __init__(self, paths: list[tuple[list[Any], Any]],
+                 keys: Callable[[Any], frozenset | None] = lambda r: frozenset(), depth: int = 0) -> None:
+        """`keys(result)`: the variables a path changes, None where the action is not enabled."""
         self.cond: Any = None
         self.yes = self.no = None
         self.result: Any = None
@@ -299,7 +295,8 @@ class DecisionTree:
                 if len(paths) > 1:
                     raise Unsupported("paths that do not part at a decision")
                 self.result = paths[0][1]
-                self.keys, self.ok = keys(self.result), self.result is not None and self.result[0] == "ok"
+                changed = keys(self.result)
+                self.keys, self.ok = changed or frozenset(), changed is not None
                 return
             first = paths[0][0][depth]
             other = [p for p in paths if not _same(p[0][depth], first)]
@@ -339,12 +336,44 @@ class DecisionTree:
             return z3.Not(self.cond)
         return z3.If(self.cond, a, b)
 
+    def merge(self, ex: "Explorer", leaf: Callable[[Any], Any]) -> Any:
+        """As `fold`, for a function's results of one shape (`shape_of`): the two sides of each
+        fork merged leaf by leaf (`merge_values`)."""
+        if self.cond is None:
+            return leaf(self.result)
+        a, b = self.yes.merge(ex, leaf), self.no.merge(ex, leaf)
+        if a is DONT_CARE:
+            return b
+        if b is DONT_CARE:
+            return a
+        return merge_values(ex, [(self.cond, a), (z3.BoolVal(True), b)])
+
+
+def merged_options(ex: "Explorer", paths: list[tuple[list[Any], Any]]) -> tuple[list, list]:
+    """A function's paths (`Explorer.decisions`, each ending in ("ok", value) or ("crash",
+    exception)) merged over their decision tree: (the crash case, if any: its condition and the
+    first exception; one (condition, value) per shape of result, the value merged at each fork)."""
+    tree = DecisionTree(paths)
+    crashes = [r[1] for _, r in paths if r[0] == "crash"]
+    crash = [(tree.fold(lambda r: z3.BoolVal(r[0] == "crash")), crashes[0])] if crashes else []
+    shapes: dict[Any, None] = {}
+    for _, r in paths:
+        if r[0] == "ok":
+            shapes.setdefault(shape_of(r[1]))
+    options = []
+    for shape in shapes:
+        def ours(r: Any, shape: Any = shape) -> bool:
+            return r[0] == "ok" and shape_of(r[1]) == shape
+        options.append((tree.fold(lambda r: z3.BoolVal(ours(r))),
+                        tree.merge(ex, lambda r: r[1] if ours(r) else DONT_CARE)))
+    return crash, options
+
 
 def derived_step(paths: list[tuple[list[Any], Any]], pre: Any, domain: Any) -> tuple[Any, dict[Any, Any], Any]:
     """(guard, the changed variables' terms, crash condition) of an action whose paths
     (`Explorer.decisions`) end in None (not enabled), ("ok", {key: term changed}) or ("crash",
     what): one DecisionTree. The guard and the crash condition hold on `domain` only."""
-    tree = DecisionTree(paths, lambda r: frozenset(r[1]) if r is not None and r[0] == "ok" else frozenset())
+    tree = DecisionTree(paths, lambda r: frozenset(r[1]) if r is not None and r[0] == "ok" else None)
     enabled = lambda r: z3.BoolVal(r is not None and r[0] == "ok")  # noqa: E731
     crashed = lambda r: z3.BoolVal(r is not None and r[0] == "crash")  # noqa: E731
     guard = tree.fold(enabled)
