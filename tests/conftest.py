@@ -20,6 +20,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+@pytest.fixture(autouse=True)
+def _derivation_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own derivation cache (checker/proofs/derivation_cache.py): a test that edits
+    the model in the process (monkeypatch) must not read, nor leave, a derivation another test
+    takes for the model's own; and none writes to the user's cache."""
+    monkeypatch.setenv("KCHECK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 def java_available() -> bool:
     home = os.environ.get("JAVA_HOME")
     if home:

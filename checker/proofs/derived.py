@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 import z3
 
 from checker.proofs import derive as D
+from checker.proofs.derivation_cache import Cache
 from checker.proofs import induction
 from checker.proofs import kraft_next as N
 from checker.proofs.induction import Check, Outcome
@@ -41,6 +42,7 @@ class DerivedCtx(N.Ctx):
     encoding: Any = field(default=None, compare=False, hash=False)
     derived: dict = field(default_factory=dict, compare=False, hash=False)  # ByAction: action -> derive.Derived
     spent: list = field(default_factory=lambda: [0.0], compare=False, hash=False)  # derivation seconds in all
+    cache: Any = field(default=None, compare=False, hash=False)  # derivation_cache.Cache, or None
 
     @property
     def seconds(self) -> float:
@@ -72,20 +74,26 @@ class NotDerived(Exception):
 
 def context(p: Params, variant: str = "kafka-4.1", actions: Sequence[Any] | None = None,
             progress: Callable[[D.Derived], None] | None = None, model_ctx: Context | None = None,
-            lazy: bool = False, step: Callable[..., Any] | None = None) -> DerivedCtx:
+            lazy: bool = False, step: Callable[..., Any] | None = None, cached: bool = False) -> DerivedCtx:
     """Derive every action instance of the configuration (or `actions`) on induction's pre-state;
     `lazy`: each when a proof first asks for it (its time added to the context's `seconds`).
     `model_ctx`: the model Context to run (the default: the variant's); `step`: a plugin's
-    changed transition (derive.derive)."""
+    changed transition (derive.derive); `cached`: read and keep the derivations in the
+    derivation cache (derivation_cache.py; never with a plugin's change in force)."""
     base = N.Ctx.of(p, variant)
     mctx = model_ctx or Context(p, Protocol.of(variant))
     pre = fresh(base.layout, PREFIX)
     dom = D.domain(base.layout, pre)
     every = N.actions(base) if actions is None else list(actions)
-    derived, spent, later = derive_all(lambda a: D.derive(mctx, base.layout, pre, a, dom, step), every, lazy, progress)
+    cache = Cache("kraft", variant, p, dom) if cached else None
+
+    def derive(a: Any) -> Any:
+        make = lambda: D.derive(mctx, base.layout, pre, a, dom, step)  # noqa: E731
+        return make() if cache is None else cache.derive(a, make, pre)
+    derived, spent, later = derive_all(derive, every, lazy, progress)
     # the hand encoding's layout, Init, formulas and decoding, with the derived steps
     enc = encoding(induction._kraft_encoding(), "kraft (derived)", D.domain, derived, pre, later, every)
-    return DerivedCtx(base.p, base.proto, base.layout, enc, derived, spent)
+    return DerivedCtx(base.p, base.proto, base.layout, enc, derived, spent, cache)
 
 
 def derive_all(derive: Callable[[Any], Any], every: list[Any], lazy: bool,

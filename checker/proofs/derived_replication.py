@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 import z3
 
 from checker.proofs import derive_replication as DR
+from checker.proofs.derivation_cache import Cache
 from checker.proofs import replication_inv
 from checker.proofs import replication_next as N
 from checker.proofs.derived import PREFIX, derive_all, encoding
@@ -43,6 +44,7 @@ class DerivedCtx(N.Ctx):
     encoding: Any = field(default=None, compare=False, hash=False)
     derived: dict = field(default_factory=dict, compare=False, hash=False)  # ByAction: action -> Derived
     spent: list = field(default_factory=lambda: [0.0], compare=False, hash=False)  # derivation seconds in all
+    cache: Any = field(default=None, compare=False, hash=False)  # derivation_cache.Cache, or None
 
     @property
     def seconds(self) -> float:
@@ -57,18 +59,23 @@ SUPPORT = {name: tuple(x for x in WELL_FORMED if x != name)
 
 def context(p: Params, variant: str, targets: Sequence[str], actions: Sequence[Any] | None = None,
             progress: Callable[[Any], None] | None = None, lazy: bool = True,
-            max_paths: int = 4000, step: Callable[..., Any] | None = None) -> DerivedCtx:
+            max_paths: int = 4000, step: Callable[..., Any] | None = None, cached: bool = False) -> DerivedCtx:
     """Every action instance of the configuration (or `actions`), derived under the inductive
     invariant of `targets` on induction's pre-state (`lazy`: each when a proof first asks);
-    `step`: a plugin's changed transition (derive_replication.derive)."""
+    `step`: a plugin's changed transition (derive_replication.derive); `cached`: read and keep
+    the derivations in the derivation cache (never with a plugin's change in force)."""
     base = N.Ctx.of(p, variant)
     mctx = Context(p, Rules.of(variant))
     pre = fresh(base.layout, PREFIX)
     inv = z3.And([replication_inv.formula(n)(base, pre) for n in conjuncts_for(targets, SUPPORT)])
     dom = DR.domain(base.layout, pre)
     every = N.actions(base) if actions is None else list(actions)
-    derived, spent, later = derive_all(lambda a: DR.derive(mctx, base.layout, pre, a, dom, max_paths, assume=inv,
-                                                           step=step), every, lazy, progress)
+    cache = Cache("replication", variant, (p, max_paths), dom, inv) if cached else None
+
+    def derive(a: Any) -> Any:
+        make = lambda: DR.derive(mctx, base.layout, pre, a, dom, max_paths, assume=inv, step=step)  # noqa: E731
+        return make() if cache is None else cache.derive(a, make, pre)
+    derived, spent, later = derive_all(derive, every, lazy, progress)
     enc = encoding(replication_inv.ENCODING, "replication (derived)", DR.domain, derived, pre, later, every)
     enc.support = SUPPORT
-    return DerivedCtx(base.p, base.r, base.layout, base.variant, enc, derived, spent)
+    return DerivedCtx(base.p, base.r, base.layout, base.variant, enc, derived, spent, cache)

@@ -174,9 +174,14 @@ def _encoding_text(encoding: dict[str, Any]) -> str:
     if encoding["how"] == "derived":
         return (f"derived from the model's Python (sources sha256 {encoding['model_sha256'][:12]}): "
                 f"{encoding['actions']} action instances in {encoding['derivation_seconds']:.1f} s "
-                f"({encoding['derived_by']}); invariants and lemmas written by hand")
+                f"({encoding['derived_by']}{_cached_text(encoding)}); invariants and lemmas written by hand")
     return (f"follows the model (its sources, sha256 {encoding['model_sha256'][:12]}, are those the encoding"
             " was checked against)")
+
+
+def _cached_text(encoding: dict[str, Any]) -> str:
+    n = encoding.get("cached", 0)
+    return f"; {n} of them read from the derivation cache, {encoding['cache']}" if n else ""
 
 
 def _not_recorded(rc: RunConfig) -> bool:
@@ -213,24 +218,32 @@ def _derive_lazily(args: argparse.Namespace, rc: RunConfig, ctx: Any, change: An
         base = model.base_model
         step = lambda s, a, own: change.next_state(base, s, a, own)  # noqa: E731
 
+    made: list[Any] = []
+
     def progress(d: Any) -> None:
         if not args.quiet:
             what = "derived" if d.step is not None else f"not derived ({d.why})"
-            print(f"kcheck: {what} {d.action!r}: {d.paths} paths ({d.seconds:.2f}s)", file=sys.stderr, flush=True)
+            kept = made and made[0].cache is not None and repr(d.action) in made[0].cache.hits
+            how = "read from the derivation cache" if kept else f"{d.seconds:.2f}s"
+            print(f"kcheck: {what} {d.action!r}: {d.paths} paths ({how})", file=sys.stderr, flush=True)
 
     if rc.model == "replication":
         from checker.proofs import derived_replication
 
-        return derived_replication.context(ctx.p, rc.variant if change is None else change.base, targets,
-                                           progress=progress, lazy=True, step=step)
-    return derived.context(ctx.p, rc.variant if change is None else change.base, progress=progress, lazy=True,
-                           step=step)
+        made.append(derived_replication.context(ctx.p, rc.variant if change is None else change.base, targets,
+                                                progress=progress, lazy=True, step=step, cached=change is None))
+    else:
+        made.append(derived.context(ctx.p, rc.variant if change is None else change.base, progress=progress,
+                                    lazy=True, step=step, cached=change is None))
+    return made[0]
 
 
 def _derivation_done(ctx: Any, encoding: dict[str, Any]) -> None:
     ds = [d for d in ctx.derived.values()]
     encoding.update({"actions": len(ds), "derivation_seconds": round(ctx.seconds, 3),
                      "paths": sum(d.paths for d in ds)})
+    if ctx.cache is not None:  # what was read back rather than derived, and from where
+        encoding.update({"cached": len(ctx.cache.hits), "cache": str(ctx.cache.where)})
 
 
 def _render(model: Any, trace: list[tuple[Any, Any]], invariant: str | None = None) -> str:
