@@ -41,9 +41,9 @@ def test_keep_appends_each_result_and_a_second_run_checks_only_the_rest(tmp_path
     keep.write_text("\n".join(lines[:2] + lines[3:-1]) + "\n" + lines[-1][:30])
     real, checked = record._check_instances, []
 
-    def counting(model, config, n, indices, progress=None, kinds=None):  # noqa: ANN001, ANN202
+    def counting(model, config, n, indices, progress=None, kinds=None, acts=None):  # noqa: ANN001, ANN202
         checked.extend(indices)
-        return real(model, config, n, indices, progress, kinds)
+        return real(model, config, n, indices, progress, kinds, acts)
 
     monkeypatch.setattr(record, "_check_instances", counting)
     seen: list = []
@@ -61,3 +61,22 @@ def test_voters_other_than_the_inclusion_sizes_are_refused(capsys: pytest.Captur
     with pytest.raises(SystemExit) as e:
         record.main(["--voters", "5"])
     assert e.value.code == 2 and "--voters must be 3 or 3 4, not 5" in capsys.readouterr().err
+
+
+def test_a_record_at_three_voters_is_remade_when_four_are_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """_record_inclusion: a record at 3 voters stands for --voters 3 and is remade (at 3 and 4)
+    when 3 and 4 are asked; a record at 3 and 4 stands for both."""
+    from checker.proofs import param_inclusion as PI
+
+    asked: list = []
+    monkeypatch.setattr(record, "inclusion_reports", lambda model, config, sizes, *a, **k: asked.append(sizes) or [])
+    monkeypatch.setattr(PI, "record_entry", lambda *a: {"sizes": [{"voters": n} for n in asked[-1]]})
+    monkeypatch.setattr(PI, "describe", lambda *a: "")
+    for recorded, voters, remade in (((3,), (3,), False), ((3,), None, True), ((3, 4), None, False),
+                                     ((3, 4), (3,), False)):
+        monkeypatch.setattr(PI, "recorded", lambda *a, r=recorded: {"sizes": [{"voters": n} for n in r]})
+        asked.clear()
+        table: dict = {}
+        assert record._record_inclusion(table, lambda text: None, voters=voters)
+        assert asked == ([tuple(voters or PI.SIZES)] if remade else []), (recorded, voters)
+        assert bool(table) == remade

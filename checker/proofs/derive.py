@@ -616,6 +616,7 @@ class Derived:
     crash: Any = None  # the condition under which the model raises (False: never)
     crash_paths: int = 0
     crashes: tuple[str, ...] = ()  # what the crash paths raise
+    checks: int = 0  # the solver checks the exploration made (0: read from the derivation cache)
 
 
 def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any,
@@ -659,7 +660,7 @@ def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any,
     enabled = [r for _, r in paths if r is not None and r[0] == "ok"]
     crashed = [r[1] for _, r in paths if r is not None and r[0] == "crash"]
     return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, pre.set(post)),
-                   crash=crash, crash_paths=len(crashed), crashes=tuple(sorted(set(crashed))))
+                   crash=crash, crash_paths=len(crashed), crashes=tuple(sorted(set(crashed))), checks=ex.checks)
 
 
 # --- the check against the hand-written encoding ---------------------------------------------------

@@ -197,8 +197,8 @@ def isolated(ex: Explorer, run: Callable[[], Any]) -> list[tuple[list[Any], Any]
     conditions hold on every path that reaches the call): the way a function is merged instead of
     multiplying the paths."""
     outer, ex.frames = ex.frames, []
-    try:
-        return ex.decisions(run)
+    try:  # the enclosing path's model satisfies the domain
+        return ex.decisions(run, witness=outer[-1].witness if outer else None)
     finally:
         ex.frames = outer
 
@@ -238,10 +238,11 @@ def _key(x: Any) -> Any:
     return x
 
 
-def merged_rule(fn: Callable[..., Any]) -> Callable[..., Any]:
+def merged_rule(fn: Callable[..., Any], by_value: bool = False) -> Callable[..., Any]:
     """A pure rule (model/replication/partition.py, keyword arguments allowed) on symbolic
     arguments: its paths are explored on their own and its results merged into If terms, one fork
-    per shape of result and one when some path raises (derive.merged, for keyword calls)."""
+    per shape of result and one when some path raises (derive.merged, for keyword calls);
+    `by_value`: one fork per distinct concrete result (merged_options)."""
 
     def run(*args: Any, **kwargs: Any) -> Any:
         ex = _explorer_in((args, tuple(kwargs.values())))
@@ -255,7 +256,7 @@ def merged_rule(fn: Callable[..., Any]) -> Callable[..., Any]:
                 return ("crash", e)
 
         def explore() -> Any:
-            return merged_options(ex, isolated(ex, once))
+            return merged_options(ex, isolated(ex, once), by_value)
 
         crash, options = ex.memo(("rule", fn.__name__, _key(args), _key(tuple(sorted(kwargs.items())))), explore)
         if crash and ex.decide(z3.Or([pc for pc, _ in crash])):
@@ -270,6 +271,10 @@ def merged_rule(fn: Callable[..., Any]) -> Callable[..., Any]:
 _PARTITION_RULES = ("leader_hw", "can_expand_isr", "fetch_divergence", "follower_truncation", "out_of_range_truncation")
 # and the controller's, looked up in model.replication.controller by its callers (controller_actions' `rules.`)
 _CONTROLLER_RULES = ("validate_alter_partition", "partition_change")
+# and, inside partition_change, the election: its winner is a replica id the caller puts in sets,
+# so it is merged to one fork per (winner, unclean) instead of one per path through the replicas
+_CONTROLLER_ELECTION = "elect_leader"
+ELECTION_BY_VALUE = True  # off only for bench/bench_derive_speed.py's baseline
 
 
 # --- the controller's metadata log ----------------------------------------------------------------
@@ -736,6 +741,9 @@ def symbolic_model() -> Iterator[None]:
         (broker_actions, "produced", sym_produced),
     ] + [(broker_actions, name, merged_rule(getattr(broker_actions, name))) for name in _PARTITION_RULES]
     patches += [(controller_rules, name, merged_rule(getattr(controller_rules, name))) for name in _CONTROLLER_RULES]
+    if ELECTION_BY_VALUE:
+        patches.append((controller_rules, _CONTROLLER_ELECTION,
+                        merged_rule(getattr(controller_rules, _CONTROLLER_ELECTION), by_value=True)))
     patches.append((Broker, "maximal_isr", property(sym_maximal_isr)))
     saved = [(module, name, module.__dict__[name] if isinstance(module, type) else getattr(module, name))
              for module, name, _ in patches]
@@ -885,8 +893,9 @@ def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any, max
     (model.next_state). More than `max_paths` paths: not derived. With `assume` (an inductive
     invariant) only its states are explored: a branch side none of them takes is pruned, and a
     decision that holds on all of them is left out (symbolic.DecisionTree), so the relation is the
-    model's on those states only (what an induction step asks about); the guard leaves `assume` out. `step(state, action, base)`: a plugin's changed transition
-    (model/extension.py's `next_state`), run on the stand-in state with `base` the model's own."""
+    model's on those states only (what an induction step asks about); the guard leaves `assume`
+    out. `step(state, action, base)`: a plugin's changed transition (model/extension.py's
+    `next_state`), run on the stand-in state with `base` the model's own."""
     ex = Explorer(domain if assume is None else z3.And(domain, assume), layout.L + 1)
     start = time.perf_counter()
     count = [0]
@@ -922,7 +931,7 @@ def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any, max
     enabled = [r for _, r in paths if r is not None and r[0] == "ok"]
     crashed = [r[1] for _, r in paths if r is not None and r[0] == "crash"]
     return Derived(action, len(paths), len(enabled), time.perf_counter() - start, Step(guard, pre.set(post)),
-                   crash=crash, crash_paths=len(crashed), crashes=tuple(sorted(set(crashed))))
+                   crash=crash, crash_paths=len(crashed), crashes=tuple(sorted(set(crashed))), checks=ex.checks)
 
 
 # --- the check against the hand-written encoding ---------------------------------------------------

@@ -146,14 +146,20 @@ class SInt:
 # --- path exploration ---------------------------------------------------------------------------
 
 
+# A side of a new decision that a model of the path satisfies is feasible without a solver check;
+# off only for bench/bench_derive_speed.py's baseline (the same paths, about twice the checks).
+WITNESS = True
+
+
 class Frame:
     """One exploration: its choice prefix, the position in it, the path condition, the branches
-    left to take."""
+    left to take (each with a model of its condition), and a model of the path so far (or None):
+    a side of a new decision that this model satisfies is feasible without a solver check."""
 
-    __slots__ = ("prefix", "pos", "pc", "pending")
+    __slots__ = ("prefix", "pos", "pc", "pending", "witness")
 
-    def __init__(self, prefix: list[bool], pc: list[Any]) -> None:
-        self.prefix, self.pos, self.pc, self.pending = prefix, 0, pc, []
+    def __init__(self, prefix: list[bool], pc: list[Any], witness: Any = None) -> None:
+        self.prefix, self.pos, self.pc, self.pending, self.witness = prefix, 0, pc, [], witness
 
 
 class Explorer:
@@ -164,6 +170,8 @@ class Explorer:
     def __init__(self, domain: Any, bound: int) -> None:
         self.solver = z3.Solver()
         self.solver.add(domain)
+        self.asserted: list[int] = []  # ids of the path terms on the solver, one scope each
+        self.simple: dict[int, tuple[Any, Any]] = {}  # term id -> (the term, kept alive; it simplified)
         self.frames: list[Frame] = []
         self.bound = bound
         self.checks = 0
@@ -177,18 +185,44 @@ class Explorer:
             self.memos[key] = make()
         return self.memos[key]
 
-    def feasible(self, extra: Any) -> bool:
+    def _sync(self) -> None:
+        """The solver's scopes made the current path condition's terms: successive paths share
+        most of their prefix, so only the terms past the shared part are popped and added."""
+        terms = [t for f in self.frames for t in f.pc]
+        k, have = 0, self.asserted
+        while k < len(have) and k < len(terms) and have[k] == terms[k].get_id():
+            k += 1
+        if k < len(have):
+            self.solver.pop(len(have) - k)
+            del have[k:]
+        for t in terms[k:]:
+            self.solver.push()
+            self.solver.add(t)
+            have.append(t.get_id())
+
+    def simplified(self, t: Any) -> Any:
+        """z3.simplify(t), once per term: re-executing a prefix makes the same terms (the same ids
+        while the first is kept alive) and decides them again."""
+        k = t.get_id()
+        hit = self.simple.get(k)
+        if hit is None:
+            hit = self.simple[k] = (t, z3.simplify(t))
+        return hit[1]
+
+    def feasible(self, extra: Any) -> tuple[bool, Any]:
+        """Whether the path condition and `extra` may hold (under the domain), with a model of
+        them when the solver gave one (not on unknown, which counts as feasible)."""
         self.checks += 1
+        self._sync()
         self.solver.push()
-        for f in self.frames:
-            self.solver.add(*f.pc)
         self.solver.add(extra)
         r = self.solver.check()
+        m = self.solver.model() if r == z3.sat else None
         self.solver.pop()
-        return r != z3.unsat
+        return r != z3.unsat, m
 
     def decide(self, t: Any) -> bool:
-        t = z3.simplify(t)
+        t = self.simplified(t)
         if z3.is_true(t):
             return True
         if z3.is_false(t):
@@ -197,11 +231,19 @@ class Explorer:
         if f.pos < len(f.prefix):
             b = f.prefix[f.pos]
         else:
-            yes = self.feasible(t)
-            no = not yes or self.feasible(z3.Not(t))  # the path is feasible: one side is
-            if yes and no:
-                f.pending.append(f.prefix[:f.pos] + [False])
-            b = yes
+            # the path is feasible, so one side is: the side the path's model satisfies needs no check
+            w = f.witness if WITNESS else None
+            if w is not None and z3.is_true(w.eval(t, model_completion=True)):
+                yes, no = (True, w), self.feasible(z3.Not(t))
+            elif w is not None:
+                yes, no = self.feasible(t), (True, w)
+            else:
+                yes = self.feasible(t)
+                no = self.feasible(z3.Not(t)) if yes[0] else (True, None)
+            if yes[0] and no[0]:
+                f.pending.append((f.prefix[:f.pos] + [False], no[1]))
+            b = yes[0]
+            f.witness = yes[1] if b else no[1]
             f.prefix.append(b)
         f.pos += 1
         f.pc.append(t if b else z3.Not(t))
@@ -220,14 +262,15 @@ class Explorer:
         return [(z3.And(pc) if pc else z3.BoolVal(True), result)
                 for pc, result in self.decisions(run, assume, keep_assume)]
 
-    def decisions(self, run: Callable[[], Any], assume: Any = None,
-                  keep_assume: bool = True) -> list[tuple[list[Any], Any]]:
+    def decisions(self, run: Callable[[], Any], assume: Any = None, keep_assume: bool = True,
+                  witness: Any = None) -> list[tuple[list[Any], Any]]:
         """As `paths`, each path's condition the list of its decisions in the order taken (what
-        `DecisionTree` needs)."""
+        `DecisionTree` needs). `witness`: a model of the domain and `assume`, if one is known."""
         out = []
-        todo: list[list[bool]] = [[]]
+        todo: list[tuple[list[bool], Any]] = [([], witness)]
         while todo:
-            f = Frame(todo.pop(), [] if assume is None else [assume])
+            prefix, witness = todo.pop()
+            f = Frame(prefix, [] if assume is None else [assume], witness)
             self.frames.append(f)
             try:
                 result = run()
@@ -250,8 +293,9 @@ class Explorer:
         pc = [t for f in self.frames for t in f.pc] if under_path else []
         outer, self.frames = self.frames, []
         self.depth += 1
-        try:
-            paths = self.decisions(once, assume=z3.And(pc) if pc else None, keep_assume=False)
+        try:  # the enclosing path's model satisfies the domain and the enclosing path's condition
+            paths = self.decisions(once, assume=z3.And(pc) if pc else None, keep_assume=False,
+                                   witness=outer[-1].witness if outer else None)
         finally:
             self.frames = outer
             self.depth -= 1
@@ -275,8 +319,8 @@ DONT_CARE = object()  # a path whose value does not matter (the action is not en
 class DecisionTree:
     """An action's paths (`Explorer.decisions`) as the tree of the decisions they took: a value
     over the paths is one If at each fork, as the model's code branches, not one case per path
-    (an If-chain over 3,616 path conditions made Z3's queries on HandleFetchResponse some 70
-    times slower). A decision with one side only (the other infeasible on the explorer's domain
+    (an If-chain with every path's condition in each case made Z3's queries far slower:
+    spec/proofs.md, "The paths as one decision tree"). A decision with one side only (the other infeasible on the explorer's domain
     and the decisions before it) is left out: the tree's values are the paths' on the domain.
     Re-executing a choice prefix makes the same decision terms, so sibling paths part at one
     decision, a term on one side and its negation on the other; anything else is Unsupported."""
@@ -349,21 +393,23 @@ class DecisionTree:
         return merge_values(ex, [(self.cond, a), (z3.BoolVal(True), b)])
 
 
-def merged_options(ex: "Explorer", paths: list[tuple[list[Any], Any]]) -> tuple[list, list]:
+def merged_options(ex: "Explorer", paths: list[tuple[list[Any], Any]], by_value: bool = False) -> tuple[list, list]:
     """A function's paths (`Explorer.decisions`, each ending in ("ok", value) or ("crash",
     exception)) merged over their decision tree: (the crash case, if any: its condition and the
-    first exception; one (condition, value) per shape of result, the value merged at each fork)."""
+    first exception; one (condition, value) per shape of result, the value merged at each fork).
+    `by_value`: one case per distinct concrete result instead (a symbolic one still by shape),
+    so that a caller that uses the result as a set member or a key forks once per value."""
     tree = DecisionTree(paths)
     crashes = [r[1] for _, r in paths if r[0] == "crash"]
     crash = [(tree.fold(lambda r: z3.BoolVal(r[0] == "crash")), crashes[0])] if crashes else []
-    shapes: dict[Any, None] = {}
-    for _, r in paths:
-        if r[0] == "ok":
-            shapes.setdefault(shape_of(r[1]))
+
+    def group(v: Any) -> Any:
+        return ("value", v) if by_value and _find_explorer(v) is None else shape_of(v)
+    shape_at = {id(r): group(r[1]) for _, r in paths if r[0] == "ok"}  # each path's, computed once
     options = []
-    for shape in shapes:
+    for shape in dict.fromkeys(shape_at.values()):
         def ours(r: Any, shape: Any = shape) -> bool:
-            return r[0] == "ok" and shape_of(r[1]) == shape
+            return r[0] == "ok" and shape_at[id(r)] == shape
         options.append((tree.fold(lambda r: z3.BoolVal(ours(r))),
                         tree.merge(ex, lambda r: r[1] if ours(r) else DONT_CARE)))
     return crash, options
