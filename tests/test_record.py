@@ -41,9 +41,9 @@ def test_keep_appends_each_result_and_a_second_run_checks_only_the_rest(tmp_path
     keep.write_text("\n".join(lines[:2] + lines[3:-1]) + "\n" + lines[-1][:30])
     real, checked = record._check_instances, []
 
-    def counting(model, config, n, indices, progress=None, kinds=None, acts=None):  # noqa: ANN001, ANN202
+    def counting(model, config, n, indices, progress=None, kinds=None, acts=None, timeout_ms=None):  # noqa: ANN001, ANN202
         checked.extend(indices)
-        return real(model, config, n, indices, progress, kinds, acts)
+        return real(model, config, n, indices, progress, kinds, acts, timeout_ms)
 
     monkeypatch.setattr(record, "_check_instances", counting)
     seen: list = []
@@ -80,3 +80,9 @@ def test_a_record_at_three_voters_is_remade_when_four_are_asked(monkeypatch: pyt
         assert record._record_inclusion(table, lambda text: None, voters=voters)
         assert asked == ([tuple(voters or PI.SIZES)] if remade else []), (recorded, voters)
         assert bool(table) == remade
+
+
+def test_a_timeout_that_is_not_positive_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        record.main(["--timeout", "0"])
+    assert e.value.code == 2 and "--timeout must be positive, not 0" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 """Record the encodings as checked against the model's current sources (checker/proofs/checked_against.py):
 
-    python -m checker.proofs.record [--jobs N] [--keep FILE] [--voters 3 | --voters 3 4]
+    python -m checker.proofs.record [--jobs N] [--keep FILE] [--voters 3 | --voters 3 4] [--timeout S]
 
 runs, for every model whose record is stale, the fixed-size cross-check and the every-size sample
 check, and records only the models whose checks all pass; it then checks, by Z3, that each
@@ -10,8 +10,8 @@ and records that result with the sources it holds for. With `--jobs N` the inclu
 instances are checked in N processes, each instance on its own (the record is the same: results
 are kept in the instances' order). With `--keep FILE` each included instance's result is
 appended to FILE as it comes, and a run stopped and started again with the same FILE checks only
-the instances not yet done. A module of its own because it runs the every-size checks of
-prove_any and replication_any, which read the record.
+the instances not yet done. `--timeout S`: each inclusion query's limit. A module of its own
+because it runs the every-size checks of prove_any and replication_any, which read the record.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def _check_any_size(model: str, progress: Callable[[str], None]) -> str | None:
 
 
 def _record_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 1, keep: Path | None = None,
-                      voters: Sequence[int] | None = None) -> bool:
+                      voters: Sequence[int] | None = None, timeout_ms: int | None = None) -> bool:
     """Derive the kraft model's relation at 3 and 4 voters (or `voters`: 3, or 3 and 4; kafka-4.1,
     the default configuration) and check that the every-size encoding includes it
     (checker/proofs/param_inclusion.py); keep the result for `kcheck prove --size any`, which
@@ -73,7 +73,8 @@ def _record_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 
     have = PI.recorded(config, "kafka-4.1", c, names)
     if have is not None and set(sizes) <= {s["voters"] for s in have["sizes"]}:
         return True  # a record at 3 voters only is remade when 3 and 4 are asked (--keep keeps the 3)
-    reports = inclusion_reports("kraft", config, sizes, jobs, lambda r: progress(r.line()), keep=keep)
+    reports = inclusion_reports("kraft", config, sizes, jobs, lambda r: progress(r.line()), keep=keep,
+                                timeout_ms=timeout_ms)
     if any(rep.failure is not None for rep in reports):
         return False
     table.setdefault("inclusion", {})["kraft"] = [PI.record_entry(config, "kafka-4.1", c, reports, names)]
@@ -82,7 +83,7 @@ def _record_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 
 
 
 def _record_replication_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 1,
-                                  keep: Path | None = None) -> bool:
+                                  keep: Path | None = None, timeout_ms: int | None = None) -> bool:
     """Derive the replication model's relation at 3 brokers (kafka-4.1, the default
     configuration) and check that the every-size encoding includes it
     (checker/proofs/replication_inclusion.py); kept as the kraft one is. False when an instance
@@ -93,7 +94,8 @@ def _record_replication_inclusion(table: dict, progress: Callable[[str], None], 
     config = dict(load_config(model="replication", preset="default").config)
     if RI.recorded(config, "kafka-4.1") is not None:
         return True
-    reports = inclusion_reports("replication", config, RI.SIZES, jobs, lambda r: progress(r.line()), keep=keep)
+    reports = inclusion_reports("replication", config, RI.SIZES, jobs, lambda r: progress(r.line()), keep=keep,
+                                timeout_ms=timeout_ms)
     if any(rep.failure is not None for rep in reports):
         return False
     table.setdefault("inclusion", {})["replication"] = [RI.record_entry(config, "kafka-4.1", reports)]
@@ -126,10 +128,10 @@ def _instances(model: str, config: dict[str, Any], n: int, kinds: Sequence[str] 
 
 def _check_instances(model: str, config: dict[str, Any], n: int, indices: Sequence[int],
                      progress: Callable[[Any], None] | None = None, kinds: Sequence[str] | None = None,
-                     acts: list[Any] | None = None) -> list[Any]:
+                     acts: list[Any] | None = None, timeout_ms: int | None = None) -> list[Any]:
     """The inclusion results of the instances at `indices` (of `_instances`, or `acts` when the
-    caller has them), in that order; it stops at the first one not included. Run in a worker
-    process with no progress."""
+    caller has them), in that order, each Z3 query allowed `timeout_ms` (else the model's
+    default); it stops at the first one not included. Run in a worker process with no progress."""
     acts = _instances(model, config, n, kinds) if acts is None else acts
     chosen = [acts[i] for i in indices]
     if model == "kraft":
@@ -144,12 +146,12 @@ def _check_instances(model: str, config: dict[str, Any], n: int, indices: Sequen
         p = Params.from_config({**config, "voters": n})
         c = PCtx(Protocol.of("kafka-4.1"), stale_requests=bool(config["stale_requests"]))
         return PI.check_size(Context(p, Protocol.of("kafka-4.1")), Ctx.of(p, "kafka-4.1").layout, c, chosen,
-                             conjuncts(c, list(INVARIANTS)), KRAFT_TIMEOUT_MS, progress).results
+                             conjuncts(c, list(INVARIANTS)), timeout_ms or KRAFT_TIMEOUT_MS, progress).results
     from checker.proofs import replication_inclusion as RI
     from model.replication.params import Params as RParams
 
     return RI.check_size(RParams.from_config({**config, "brokers": n}), "kafka-4.1", chosen,
-                         timeout_ms=REPLICATION_TIMEOUT_MS, progress=progress).results
+                         timeout_ms=timeout_ms or REPLICATION_TIMEOUT_MS, progress=progress).results
 
 
 def _key(model: str, config: dict[str, Any], n: int) -> dict[str, Any]:
@@ -195,7 +197,7 @@ def _keep(keep: Path | None, key: dict[str, Any], i: int, res: Any) -> None:
 
 def inclusion_reports(model: str, config: dict[str, Any], sizes: Sequence[int], jobs: int,
                       progress: Callable[[Any], None], kinds: Sequence[str] | None = None,
-                      keep: Path | None = None) -> list[Any]:
+                      keep: Path | None = None, timeout_ms: int | None = None) -> list[Any]:
     """The inclusion at each size (kafka-4.1, `config`; `kinds`: of those action kinds only), as
     SizeReports of the instances in their order; `jobs` > 1: one instance a task in that many
     processes (spawned: each derives afresh), the pending ones given up once one is not included.
@@ -215,7 +217,7 @@ def inclusion_reports(model: str, config: dict[str, Any], sizes: Sequence[int], 
         todo = [i for i in range(len(acts)) if i not in by_index]
         if jobs <= 1:
             for i in todo:
-                (res,) = _check_instances(model, config, n, [i], progress, kinds, acts)
+                (res,) = _check_instances(model, config, n, [i], progress, kinds, acts, timeout_ms)
                 by_index[i] = res
                 _keep(keep, key, i, res)
                 if res.verdict != "included":
@@ -225,7 +227,8 @@ def inclusion_reports(model: str, config: dict[str, Any], sizes: Sequence[int], 
             from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
             with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-                pending = {pool.submit(_check_instances, model, config, n, [i], None, kinds): i for i in todo}
+                pending = {pool.submit(_check_instances, model, config, n, [i], None, kinds, None, timeout_ms): i
+                           for i in todo}
                 while pending:
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
                     for f in done:
@@ -260,10 +263,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="append each included instance's result to FILE as it comes; a later run given the "
                              "same FILE, sources and configuration checks only the others")
     parser.add_argument("--voters", type=int, nargs="+", metavar="N",
-                        help="the kraft inclusion's sizes: 3, or 3 4 (the default; 4 voters take hours)")
+                        help="the kraft inclusion's sizes: 3, or 3 4 (the default)")
+    parser.add_argument("--timeout", type=float, metavar="S",
+                        help=f"seconds each inclusion query may take (default {KRAFT_TIMEOUT_MS // 1000} for kraft, "
+                             f"{REPLICATION_TIMEOUT_MS // 1000} for replication)")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, not {args.jobs}")
+    if args.timeout is not None and not args.timeout > 0:
+        parser.error(f"--timeout must be positive, not {args.timeout:g}")
+    timeout_ms = None if args.timeout is None else max(1, int(args.timeout * 1000))
     from checker.proofs.param_inclusion import SIZES
 
     if args.voters is not None and tuple(args.voters) not in (SIZES, SIZES[:1]):
@@ -296,11 +305,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         table[model] = current(model)
         say("recorded")
     if table.get("kraft") == current("kraft") and not _record_inclusion(
-            table, lambda text: print(f"kraft: {text}", flush=True), jobs, keep, args.voters):
+            table, lambda text: print(f"kraft: {text}", flush=True), jobs, keep, args.voters, timeout_ms):
         failed += 1
         print("kraft: the every-size encoding does not include the model's relation: not recorded", file=sys.stderr)
     if table.get("replication") == current("replication") and not _record_replication_inclusion(
-            table, lambda text: print(f"replication: {text}", flush=True), jobs, keep):
+            table, lambda text: print(f"replication: {text}", flush=True), jobs, keep, timeout_ms):
         failed += 1
         print("replication: the every-size encoding does not include the model's relation: not recorded",
               file=sys.stderr)
