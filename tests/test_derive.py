@@ -153,6 +153,28 @@ def test_bench_derive_prints_each_action():
     assert "CutLink(a=0, b=1)" in out.stdout and "instances: 6 equal" in out.stdout
 
 
+@pytest.mark.parametrize("model,kinds,count", [("replication", ["ShrinkIsr", "UnfenceBroker"], 4),
+                                               ("kraft", ["CheckQuorumTimeout"], 1)])
+def test_bench_derive_speed_prints_each_action_and_equal_relations(model, kinds, count):
+    """bench/bench_derive_speed.py, as spec/proofs.md runs it, at 2 nodes on cheap kinds: each
+    instance's checks without and with the path's model, the relations equal, and fewer checks
+    with it where a controller rule runs."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, str(root / "bench" / "bench_derive_speed.py"), "--model", model, "--size", "2",
+                          "--kinds", *kinds], cwd=root, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"{count} of {count} relations equal" in out.stdout, out.stdout
+    if model == "replication":
+        row = next(line for line in out.stdout.splitlines() if line.startswith("UnfenceBroker(broker=0)"))
+        _, _, checks_off, checks_on = map(int, re.findall(r"\b\d+\b", row.split(")", 1)[1])[:4])
+        assert checks_on * 2 < checks_off, row
+
+
 @pytest.fixture(scope="module")
 def two_voters():
     from checker.config import load_config
