@@ -87,3 +87,35 @@ def test_grounding_writes_out_node_quantifiers_and_keeps_the_others():
     g = PI.ground(z3.ForAll([x, e], f(x, e)), {K.Node: u, K.Quorum: qs})
     assert z3.is_quantifier(g) and g.num_vars() == 1 and g.var_sort(0) == z3.IntSort()
     assert str(g).count("f(u") == 3
+
+
+def test_well_typed_holds_of_the_states_runs_reach_and_excludes_a_non_voter_in_an_election():
+    """well_typed is assumed of every pre-state: a reachable state it excluded would hide a step.
+    At 4 voters, on breadth-first and deep states, it holds; a Candidate whose election records a
+    voter as NOT_VOTER (3 voters' majority, 2, instead of 4 voters', 3) is excluded."""
+    from checker.proofs import conformance
+    from checker.proofs.kraft_state import matches
+    from model.kraft.rules import CANDIDATE, NOT_VOTER
+
+    rc = load_config(model="kraft", preset="default")
+    config = {**dict(rc.config), "voters": 4, "symmetry": False}
+    model = rc.definition.build(config, VARIANT)
+    layout = Ctx.of(Params.from_config(config), VARIANT).layout
+    states = conformance.sample(model, 300) + conformance.walk_sample(model, walks=20, depth=30, seed=5)
+    elections = 0
+
+    def typed(s) -> bool:
+        solver = z3.Solver()
+        sym = PI.fresh(layout, "wt_")
+        solver.add(matches(layout, sym, s), PI.well_typed(layout, sym))
+        return solver.check() == z3.sat
+
+    for s in states:
+        assert typed(s), s
+        for i, node in enumerate(s.nodes):
+            if node.role == CANDIDATE:
+                elections += 1
+                votes = node.votes[:3] + (NOT_VOTER,) if i != 3 else (NOT_VOTER,) + node.votes[1:]
+                bad = s._replace(nodes=s.nodes[:i] + (node._replace(votes=votes),) + s.nodes[i + 1:])
+                assert not typed(bad)
+    assert elections > 0

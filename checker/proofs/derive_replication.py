@@ -196,11 +196,7 @@ def isolated(ex: Explorer, run: Callable[[], Any]) -> list[tuple[list[Any], Any]
     """The paths of run() on their own (`Explorer.decisions`), under the domain only (their
     conditions hold on every path that reaches the call): the way a function is merged instead of
     multiplying the paths."""
-    outer, ex.frames = ex.frames, []
-    try:  # the enclosing path's model satisfies the domain
-        return ex.decisions(run, witness=outer[-1].witness if outer else None)
-    finally:
-        ex.frames = outer
+    return ex.on_its_own(run)
 
 
 # --- merging the pure rules of partition.py ------------------------------------------------------

@@ -37,7 +37,7 @@ from checker.proofs import kraft_param as K
 from checker.proofs.kraft_state import EMPTY, REQUEST, RESPONSE, Layout, fresh
 from checker.proofs.param_conformance import _name, world
 from checker.proofs.term import Sym
-from model.kraft.rules import CANDIDATE, GRANTED, LEADER, NO_ID, PROSPECTIVE, REJECTED
+from model.kraft.rules import CANDIDATE, GRANTED, LEADER, NO_ID, PROSPECTIVE, REJECTED, UNRECORDED
 from model.kraft.state import BQE_REQUEST, FETCH_REQUEST, VOTE_REQUEST
 
 # the every-size message kinds of a fixed-size slot (rpc, requester, responder): request, response
@@ -70,6 +70,11 @@ def well_typed(layout: Layout, s: Sym) -> Any:
     for i in range(n):
         leo = s[("leo", i)]
         out += [in_range(n, s[("leader", i)]), in_range(n, s[("voted", i)]), s[("epoch", i)] >= 0]
+        # the voter set is every node: an election records each voter as unrecorded, granted or
+        # rejected, never NOT_VOTER (which would shrink its majority: 2 of 3 at 4 voters)
+        election = z3.Or(s[("role", i)] == PROSPECTIVE, s[("role", i)] == CANDIDATE)
+        out += [z3.Implies(election, z3.And(s[("votes", i, j)] >= UNRECORDED, s[("votes", i, j)] <= REJECTED))
+                for j in range(n)]
         out += [z3.Implies(k < leo, s[("lep", i, k)] >= 0) for k in range(layout.L)]
     for r in KINDS:
         for a, b in layout.pairs():
@@ -279,7 +284,7 @@ def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, inv: Callable[[K.St
     post = d.step.post
     ghost_guards = 0
     if name in K.UNCHANGED:
-        query.append(z3.Not(z3.And(abstraction(layout, post, p, u))))
+        query.append(z3.Not(z3.And(well_typed(layout, post), *abstraction(layout, post, p, u))))
     else:
         arity, fn = next((a, f) for nm, a, f in K.ACTIONS if nm == name)
         st = WorldStep(name.replace("(", "_").replace(")", ""), p, u)

@@ -105,7 +105,7 @@ def _record_replication_inclusion(table: dict, progress: Callable[[str], None], 
 
 # --- the inclusion's instances, in one process or several ----------------------------------------
 
-KRAFT_TIMEOUT_MS, REPLICATION_TIMEOUT_MS = 120_000, 600_000  # a query's; the controller rules' are the slowest
+KRAFT_TIMEOUT_MS, REPLICATION_TIMEOUT_MS = 300_000, 600_000  # a query's: HandleVoteResponse at 4 voters and the controller rules are the slowest
 
 
 def _instances(model: str, config: dict[str, Any], n: int, kinds: Sequence[str] | None = None) -> list[Any]:

@@ -187,7 +187,9 @@ class Explorer:
 
     def _sync(self) -> None:
         """The solver's scopes made the current path condition's terms: successive paths share
-        most of their prefix, so only the terms past the shared part are popped and added."""
+        most of their prefix, so only the terms past the shared part are popped and added. Ids
+        compare safely: every id in `asserted` is of a term the solver still holds, which Z3
+        cannot free, so no other term has it."""
         terms = [t for f in self.frames for t in f.pc]
         k, have = 0, self.asserted
         while k < len(have) and k < len(terms) and have[k] == terms[k].get_id():
@@ -291,15 +293,22 @@ class Explorer:
                 return ("crash", e)
 
         pc = [t for f in self.frames for t in f.pc] if under_path else []
-        outer, self.frames = self.frames, []
         self.depth += 1
-        try:  # the enclosing path's model satisfies the domain and the enclosing path's condition
-            paths = self.decisions(once, assume=z3.And(pc) if pc else None, keep_assume=False,
-                                   witness=outer[-1].witness if outer else None)
+        try:
+            paths = self.on_its_own(once, z3.And(pc) if pc else None)
         finally:
-            self.frames = outer
             self.depth -= 1
         return merged_options(self, paths)
+
+    def on_its_own(self, run: Callable[[], Any], assume: Any = None) -> list[tuple[list[Any], Any]]:
+        """run()'s paths (`decisions`, without `assume` in their conditions) with the enclosing
+        path's frames set aside, starting from its model: that model satisfies the domain and,
+        when `assume` is the enclosing path's condition, `assume` too."""
+        outer, self.frames = self.frames, []
+        try:
+            return self.decisions(run, assume=assume, keep_assume=False, witness=outer[-1].witness if outer else None)
+        finally:
+            self.frames = outer
 
     def take(self, crash: list, options: list) -> Any:
         """The merged result on this path: a fork when some path raised (re-raised here) and one
