@@ -1,7 +1,8 @@
 """The every-size KRaft encoding against the relation derived from the model's Python, by Z3
 (checker/proofs/param_inclusion.py): per action instance at each number of voters, the paths
-derived, the derivation's seconds, Z3's seconds, the invariant assumed and the ghost guards left
-out; then per size the totals, and the peak memory of the process. Kafka 4.1, `default`'s bounds,
+derived, the derivation's seconds (no cache: derived afresh), Z3's seconds (the inclusion and
+the ghost `agree`'s relation), the invariant assumed, the ghost guards and whether the relation
+was kept; then per size the totals, and the peak memory of the process. Kafka 4.1, `default`'s bounds,
 the conjuncts of the three every-size targets, as `python -m checker.proofs.record` runs it.
 With `--model replication`, the every-size replication encoding against that model's relation
 (checker/proofs/replication_inclusion.py), every action instance at each number of brokers.
@@ -49,7 +50,7 @@ def main() -> None:
     config = dict(load_config(model="kraft", preset="default").config)
     c = PCtx(Protocol.of("kafka-4.1"), stale_requests=bool(config["stale_requests"]))
     names = conjuncts(c, list(INVARIANTS))
-    print(f"{'voters':>6} {'action':<48} {'verdict':<13} {'paths':>6} {'derive s':>9} {'z3 s':>7} assumed  ghost guards")
+    print(f"{'voters':>6} {'action':<48} {'verdict':<13} {'paths':>6} {'derive s':>9} {'z3 s':>7} assumed  ghost guards  agree")
     for n in args.voters:
         p = Params.from_config({**config, "voters": n})
         ctx = Ctx.of(p, "kafka-4.1")
@@ -58,8 +59,8 @@ def main() -> None:
         rep = PI.check_size(Context(p, Protocol.of("kafka-4.1")), ctx.layout, c, acts, names,
                             int(args.timeout * 1000), lambda r: print(
                                 f"{n:>6} {r.action!r:<48} {r.verdict:<13} {r.paths:>6} {r.derive_seconds:>9.1f} "
-                                f"{r.seconds:>7.1f} {r.assumed or '-':<8} {r.ghost_guards}", flush=True))
-        print(summary(f"{n} voters", rep, t0) + f"; ghost guards in: {', '.join(rep.as_json()['ghost_guards']) or 'none'}")
+                                f"{r.seconds:>7.1f} {r.assumed or '-':<8} {r.ghost_guards:<12} {r.agree or '-'}", flush=True))
+        print(summary(f"{n} voters", rep, t0) + f"; ghost guards no relation ties to the model: {', '.join(rep.as_json()['ghost_guards']) or 'none'}")
     print(f"peak memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 

@@ -120,3 +120,19 @@ def test_well_typed_holds_of_the_states_runs_reach_and_excludes_a_non_voter_in_a
                 votes = node.votes[:j] + (NOT_VOTER,) + node.votes[j + 1:]
                 assert not typed(set_node(s, i, node._replace(votes=votes)))
     assert elections > 0
+
+
+def test_the_ghost_agree_is_related_to_the_model_and_a_wrong_witness_is_caught(monkeypatch):
+    """HandleFetchRequest's `agree` is the bound the model's truncation keeps (`agreement`): the
+    step is included and keeps the relation, assuming AGREE_LEMMAS beside election safety's
+    lemmas. With `agree` the follower's whole log whatever the answer (a choice the encoding's own
+    guard allows), a diverging answer breaks the relation: the instance is not included."""
+    from checker.proofs.kraft_param_inv import INVARIANTS
+
+    names = conjuncts(K.PCtx(Protocol.of(VARIANT), stale_requests=True), list(INVARIANTS))
+    (r,) = _size(3, [A.HandleFetchRequest(0, 1)], names).results
+    assert (r.verdict, r.agree, r.assumed) == ("included", "kept", PI.AGREE), r.detail
+    monkeypatch.setitem(PI.WITNESSES, "HandleFetchRequest",
+                        lambda layout, pre, post, ids: {"agree": pre[("leo", ids[0])]})
+    (r,) = _size(3, [A.HandleFetchRequest(0, 1)], names).results
+    assert r.verdict == "not included" and r.agree == "" and "the ghost agree's relation" in r.detail

@@ -14,12 +14,14 @@ encoding's free constants makes its step from P enabled and its successor abstra
 Z3 is asked for a counterexample: a model of the left side and `ForAll c. ~(...)`. The encoding's
 choice functions (the subsets of a poll's requests) are, over the N nodes, N Boolean choices each;
 quantifiers over nodes and quorums are written out over the N nodes (`ground`). Inv(P) is
-assumed only where needed (`tiers`: nothing, election safety's lemmas, the proof's conjuncts): a
+assumed only where needed (`tiers`: nothing, election safety's lemmas, those and six on logs and
+fetches, the proof's conjuncts): a
 state of the fixed-size domain no run reaches (two leaders of one epoch) may take a step the
 encoding does not, and every encoding state a run reaches satisfies the invariant the proof
-proves. Not checked: the encoding's guards on its own ghosts (`Step.require_ghost`; a diverging
-Fetch response's truncation keeps the `agree` entries the leader's answer fixed), whose values
-the model has no counterpart of; the result names the actions that have one. What the encoding
+proves. The encoding's one ghost a guard reads (`Step.require_ghost`: a diverging Fetch
+response's truncation keeps the `agree` entries the leader's answer fixed) has no counterpart in
+the model; it is related to the model by `agreement`, a bound on `agree` that every action
+instance is shown to keep and that makes the guard hold (`agreement_kept`). What the encoding
 keeps of a state (`abstraction`) covers every field of kraft_param.SIGNATURE but the ghosts (a
 test asserts it), so an effect of the model the encoding does not make shows as a difference."""
 from __future__ import annotations
@@ -71,7 +73,8 @@ def well_typed(layout: Layout, s: Sym) -> Any:
         leo = s[("leo", i)]
         out += [in_range(n, s[("leader", i)]), in_range(n, s[("voted", i)]), s[("epoch", i)] >= 0]
         # the voter set is every node: an election records each voter as unrecorded, granted or
-        # rejected, never NOT_VOTER (which would shrink its majority: 2 of 3 at 4 voters)
+        # rejected, never NOT_VOTER (which would shrink its majority: at 4 voters, with one marked
+        # NOT_VOTER, a majority of 2 of the 3 it counts, where 4 voters need 3)
         election = z3.Or(s[("role", i)] == PROSPECTIVE, s[("role", i)] == CANDIDATE)
         out += [z3.Implies(election, z3.And(s[("votes", i, j)] >= UNRECORDED, s[("votes", i, j)] <= REJECTED))
                 for j in range(n)]
@@ -199,18 +202,23 @@ def _instances(q: Any, values: dict[Any, list[Any]]) -> Any:
 
 class WorldStep(K.Step):
     """kraft_param.Step whose choice functions over Node are, over the nodes u, one Boolean
-    constant per node (a function's value everywhere, so that `ForAll` may range over it)."""
+    constant per node (a function's value everywhere, so that `ForAll` may range over it), and
+    whose choices named in `witness` are the terms given there (a ghost's value fixed by the
+    model's step, `WITNESSES`)."""
 
-    def __init__(self, name: str, pre: K.State, u: list[Any]) -> None:
+    def __init__(self, name: str, pre: K.State, u: list[Any], witness: dict[str, Any] | None = None) -> None:
         super().__init__(name, pre)
         self.u = u
         self.consts: list[Any] = []
         self.ghost_guards: list[Any] = []
+        self.witness = witness or {}
 
     def require_ghost(self, c: Any) -> None:
         self.ghost_guards.append(c)
 
     def const(self, label: str, sort: Any = K.B) -> Any:
+        if label in self.witness:
+            return self.witness[label]
         c = super().const(label, sort)
         self.consts.append(c)
         return c
@@ -228,6 +236,53 @@ def node_of_value(u: list[Any], y: Any, bits: list[Any]) -> Any:
     return out
 
 
+# --- the ghost `agree`, related to the model --------------------------------------------------------
+#
+# HandleFetchRequest chooses `agree`, a bound under which the follower's and the leader's logs agree;
+# HandleFetchResponse's truncation keeps at least that many entries (its ghost guard). The model
+# truncates to rules.truncation_offset: at most the diverging end offset, and at most the entries of
+# the follower's log whose epoch is at most the diverging epoch. While such a response is in flight,
+# `agreement` bounds `agree` by both, so the guard holds of the model's truncation. Every action
+# instance keeps the relation (`agreement_kept`), the initial states have it (no message is in
+# flight), and HandleFetchRequest sets `agree` to the bound (`WITNESSES`).
+
+# the conjuncts the relation's queries assume beside election safety's lemmas (each a conjunct of
+# the proof of every invariant; without log_sorted Z3 finds an unsorted log breaking the guard)
+AGREE_LEMMAS = ("log_matching", "log_sorted", "log_bounds", "fetch_requests", "fetch_responses", "one_fetch")
+
+
+def diverging(s: Sym, f: int, l: int) -> Any:
+    """A Fetch response from l to f is in flight that truncates f's log when handled: no error, a
+    diverging epoch, the epoch f is in."""
+    return z3.And(s[("st", FETCH_REQUEST, f, l)] == RESPONSE, s[("merror", FETCH_REQUEST, f, l)] == 0,
+                  s[("div_epoch", FETCH_REQUEST, f, l)] >= 0, s[("mepoch", FETCH_REQUEST, f, l)] == s[("epoch", f)])
+
+
+def agree_bound(layout: Layout, s: Sym, f: int, l: int) -> Any:
+    """What f keeps of its log on that response (rules.truncation_offset): at most the diverging end
+    offset and at most its entries of an epoch up to the diverging one."""
+    div_epoch, div_offset = s[("div_epoch", FETCH_REQUEST, f, l)], s[("div_offset", FETCH_REQUEST, f, l)]
+    held = z3.Sum([z3.If(z3.And(k < s[("leo", f)], s[("lep", f, k)] <= div_epoch), 1, 0) for k in range(layout.L)])
+    return z3.If(held < div_offset, held, div_offset)
+
+
+def agreement(layout: Layout, s: Sym, p: K.State, u: list[Any]) -> list[Any]:
+    """The ghost `agree` of every diverging response in flight is at most what its follower keeps."""
+    return [z3.Implies(diverging(s, f, l), p.msg("fresp", "agree")(u[l], u[f]) <= agree_bound(layout, s, f, l))
+            for f, l in layout.pairs()]
+
+
+def _agree_witness(layout: Layout, pre: Sym, post: Sym, ids: tuple[int, ...]) -> dict[str, Any]:
+    f, l = ids
+    return {"agree": z3.If(diverging(post, f, l), agree_bound(layout, post, f, l), pre[("leo", f)])}
+
+
+# the encoding's choices of a ghost, per action: the model's step fixes them (the bound above where
+# the answer diverges; elsewhere the follower's whole log, above every entry the two logs share)
+WITNESSES: dict[str, Callable[[Layout, Sym, Sym, tuple[int, ...]], dict[str, Any]]] = {
+    "HandleFetchRequest": _agree_witness}
+
+
 SIZES = (3, 4)  # an odd and an even number of voters: majorities of 2 of 3 and 3 of 4
 
 
@@ -240,7 +295,8 @@ class Inclusion:
     paths: int = 0
     detail: str = ""
     assumed: str = ""  # "": no invariant needed; else the name of the tier of lemmas assumed
-    ghost_guards: int = 0  # the encoding's guards on its own ghosts, not related to the model
+    ghost_guards: int = 0  # the encoding's guards on its own ghosts in this instance
+    agree: str = ""  # "kept": `agreement` shown kept (and the ghost guards held); "": not asked
 
     def line(self) -> str:
         """One progress line: the instance, its verdict and what it cost."""
@@ -259,40 +315,95 @@ class SizeReport:
         return next((r for r in self.results if r.verdict != "included"), None)
 
     def as_json(self) -> dict[str, Any]:
+        """The figures a record keeps: `assumed` names the tiers assumed (AGREE, where the ghost's
+        relation was asked); `ghost_guards`, the actions with guards on the encoding's ghosts that
+        no relation ties to the model."""
         return {self.unit: self.n, "instances": len(self.results),
                 "derive_seconds": round(sum(r.derive_seconds for r in self.results), 1),
                 "z3_seconds": round(sum(r.seconds for r in self.results), 1),
-                "assumed": sorted({r.assumed for r in self.results if r.assumed}),
-                "ghost_guards": sorted({_name(r.action)[0] for r in self.results if r.ghost_guards})}
+                "assumed": sorted({r.assumed for r in self.results if r.assumed}
+                                  | ({AGREE} if any(r.agree for r in self.results) else set())),
+                "ghost_guards": sorted({_name(r.action)[0] for r in self.results if r.ghost_guards and not r.agree})}
 
 
-def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, inv: Callable[[K.State], list[Any]],
+AGREE = "agree"  # the tier `agreement_kept` assumes
+
+
+def _query(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, names: list[str], extra: Callable[..., list[Any]],
+           p: K.State, u: list[Any], values: dict[Any, list[Any]]) -> list[Any]:
+    """The premises every query shares (a pre-state of the domain, well typed, where the model takes
+    the step without raising; an every-size state abstracting it that satisfies `names`)."""
+    from checker.proofs.kraft_param_inv import formula
+
+    g = lambda f: ground(f, values)  # noqa: E731
+    return [g(K.quorum_axiom()), D.domain(layout, pre), well_typed(layout, pre), d.step.guard, z3.Not(d.crash),
+            *abstraction(layout, pre, p, u), *(g(formula(x)(c, p)) for x in names), *extra()]
+
+
+def _encoding_step(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, p: K.State, u: list[Any],
+                   label: str) -> tuple[K.State | None, WorldStep | None]:
+    """The encoding's step of the same action instance from p (None, None: an action the encoding
+    takes as no change, kraft_param.UNCHANGED), its choices named by `label`."""
+    name, ids = _name(d.action)
+    if name in K.UNCHANGED:
+        return None, None
+    fn = next(f for nm, _, f in K.ACTIONS if nm == name)
+    witness = WITNESSES[name](layout, pre, d.step.post, ids) if name in WITNESSES else {}
+    st = WorldStep(label + name.replace("(", "_").replace(")", ""), p, u, witness)
+    return fn(p, c, st, *(u[k] for k in ids)), st
+
+
+def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, names: list[str],
           timeout_ms: int) -> tuple[str, str, float, int]:
     """Is every step of the derived action instance `d` a step of the every-size encoding (but
-    for its guards on ghosts, `require_ghost`)? (verdict, a counterexample's pre-state, seconds,
-    the number of ghost guards left out). A query Z3 does not answer in a quarter of `timeout_ms`
-    is asked again split into cases (`_cases`; HandleFetchResponse's: no answer in 2 minutes
-    whole, about 10 s a case split)."""
+    for its guards on ghosts, `require_ghost`, which `agreement_kept` asks of)? (verdict, a
+    counterexample's pre-state, seconds, the number of ghost guards), assuming the conjuncts
+    `names` of the every-size state."""
     t0 = time.perf_counter()
     u, qs, facts = world(layout.n)
     values = {K.Node: u, K.Quorum: qs}
-    g = lambda f: ground(f, values)  # noqa: E731
     p, _ = K.fresh("P_")
-    name, ids = _name(d.action)
-    query = [facts, g(K.quorum_axiom()), D.domain(layout, pre), well_typed(layout, pre), d.step.guard,
-             z3.Not(d.crash), *abstraction(layout, pre, p, u), *(g(f) for f in inv(p))]
+    query = [facts, *_query(d, layout, pre, c, names, list, p, u, values)]
     post = d.step.post
-    ghost_guards = 0
-    if name in K.UNCHANGED:
+    ppost, st = _encoding_step(d, layout, pre, c, p, u, "")
+    if st is None:
         query.append(z3.Not(z3.And(well_typed(layout, post), *abstraction(layout, post, p, u))))
     else:
-        arity, fn = next((a, f) for nm, a, f in K.ACTIONS if nm == name)
-        st = WorldStep(name.replace("(", "_").replace(")", ""), p, u)
-        ppost = fn(p, c, st, *(u[k] for k in ids))
-        holds = z3.And(g(z3.And(st.guard)), well_typed(layout, post), *abstraction(layout, post, ppost, u))
+        holds = z3.And(ground(z3.And(st.guard), values), well_typed(layout, post), *abstraction(layout, post, ppost, u))
         query.append(z3.ForAll(st.consts, z3.Not(holds)) if st.consts else z3.Not(holds))
-        ghost_guards = len(st.ghost_guards)
+    verdict, detail = _solve(query, layout, pre, _name(d.action)[1], timeout_ms)
+    return verdict, detail, time.perf_counter() - t0, 0 if st is None else len(st.ghost_guards)
 
+
+def agreement_kept(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, names: list[str],
+                   timeout_ms: int) -> tuple[str, str, float]:
+    """Does every step of the encoding that matches the model's (as `check` asks) keep `agreement`
+    and meet the encoding's guards on its ghosts, from a pre-state that has the relation? Z3 is
+    asked for a matching step that breaks either (no quantifier: the choices are free). With
+    `check`'s step, this gives one that meets every guard and keeps the relation.
+    (verdict: "kept", "not kept" or "unknown"; a counterexample's pre-state; seconds)."""
+    t0 = time.perf_counter()
+    u, qs, facts = world(layout.n)
+    values = {K.Node: u, K.Quorum: qs}
+    p, _ = K.fresh("A_")
+    query = [facts, *_query(d, layout, pre, c, names, lambda: agreement(layout, pre, p, u), p, u, values)]
+    post = d.step.post
+    ppost, st = _encoding_step(d, layout, pre, c, p, u, "a_")
+    if st is None:
+        query += [*abstraction(layout, post, p, u), z3.Not(z3.And(agreement(layout, post, p, u)))]
+    else:
+        ghosts = [ground(x, values) for x in st.ghost_guards]
+        query += [ground(z3.And(st.guard), values), well_typed(layout, post), *abstraction(layout, post, ppost, u),
+                  z3.Not(z3.And(ghosts + agreement(layout, post, ppost, u)))]
+    verdict, detail = _solve(query, layout, pre, _name(d.action)[1], timeout_ms)
+    return {"included": "kept", "not included": "not kept"}.get(verdict, verdict), detail, time.perf_counter() - t0
+
+
+def _solve(query: list[Any], layout: Layout, pre: Sym, ids: tuple[int, ...], timeout_ms: int) -> tuple[str, str]:
+    """("included" when the query has no model, "not included" with a model's pre-state, "unknown"
+    with Z3's reason). A query Z3 does not answer in a quarter of `timeout_ms` is asked again split
+    into cases (`_cases`; HandleFetchResponse's: no answer in 2 minutes whole, about 10 s a case
+    split)."""
     def solver(ms: int, *extra: Any) -> z3.Solver:
         # a fresh solver per case: after an unknown, an incremental one left cases unanswered that
         # a fresh one answers in seconds
@@ -309,16 +420,15 @@ def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, inv: Callable[[K.St
             s = solver(timeout_ms, case)
             answer = s.check()
             if answer == z3.sat:
-                return "not included", show(s.model(), pre), time.perf_counter() - t0, ghost_guards
+                return "not included", show(s.model(), pre)
             if answer == z3.unknown:
                 r = z3.unknown
                 break
-    seconds = time.perf_counter() - t0
     if r == z3.unsat:
-        return "included", "", seconds, ghost_guards
+        return "included", ""
     if r == z3.sat:
-        return "not included", show(s.model(), pre), seconds, ghost_guards
-    return "unknown", s.reason_unknown(), seconds, ghost_guards
+        return "not included", show(s.model(), pre)
+    return "unknown", s.reason_unknown()
 
 
 def _cases(layout: Layout, pre: Sym, ids: tuple[int, ...]) -> Any:
@@ -335,7 +445,7 @@ def _cases(layout: Layout, pre: Sym, ids: tuple[int, ...]) -> Any:
 
 
 SHOWN = ("role", "epoch", "leo", "lep", "leader", "voted", "st", "live", "mepoch", "last_epoch", "last_offset",
-         "granted", "votes")
+         "granted", "votes", "merror", "div_epoch", "div_offset")
 
 
 def show(m: z3.ModelRef, pre: Sym, fields: Sequence[str] = SHOWN) -> str:
@@ -350,48 +460,66 @@ def show(m: z3.ModelRef, pre: Sym, fields: Sequence[str] = SHOWN) -> str:
 
 
 TIER_NAMES = {"": "assuming nothing", "election_safety": "assuming election safety's lemmas",
+              AGREE: "assuming election safety's lemmas and six on logs and fetches",
               "all": "assuming the proof's conjuncts"}
 
 
 def tiers(c: K.PCtx, conjuncts: list[str]) -> list[tuple[str, list[str]]]:
     """The invariants an instance's check may assume, tried in turn: none; election safety's
-    lemmas; all the proof's conjuncts (each only as far as the proof proves them)."""
+    lemmas; those and AGREE_LEMMAS (what `agreement_kept` assumes); all the proof's conjuncts
+    (each only as far as the proof proves them)."""
     from checker.proofs.kraft_param_inv import conjuncts as support
 
     out: list[tuple[str, list[str]]] = [("", [])]
     election = [x for x in support(c, ["election_safety"]) if x in conjuncts]
     if election:
         out.append(("election_safety", election))
-    if set(conjuncts) - set(election):
+    logs = election + [x for x in AGREE_LEMMAS if x in conjuncts and x not in election]
+    if len(logs) > len(election):
+        out.append((AGREE, logs))
+    if set(conjuncts) - set(logs):
         out.append(("all", list(conjuncts)))
     return out
 
 
 def check_size(mctx: Any, layout: Layout, c: K.PCtx, actions: Sequence[Any], conjuncts: list[str],
                timeout_ms: int = 120_000, progress: Callable[[Inclusion], None] | None = None,
-               step: Any = None) -> SizeReport:
+               step: Any = None, variant: str | None = None) -> SizeReport:
     """Derive each action instance at layout.n voters and check that its steps are the encoding's,
-    assuming the fewest of `conjuncts` (`tiers`); stops at the first instance not included."""
-    from checker.proofs.kraft_param_inv import formula
+    assuming the fewest of `conjuncts` (`tiers`), and that they keep `agreement`; stops at the
+    first instance not included. `variant`: the derivations are read from and kept in the
+    derivation cache (never with a plugin's `step`)."""
+    from checker.proofs.derivation_cache import Cache
 
     pre = fresh(layout, "i_")
     dom = D.domain(layout, pre)
+    cache = Cache("kraft", variant, mctx.p, dom) if variant is not None and step is None else None
+    agree_names = dict(tiers(c, conjuncts)).get(AGREE)
     rep = SizeReport(layout.n)
     for a in actions:
-        d = D.derive(mctx, layout, pre, a, dom, step)
+        make = (lambda a: lambda: D.derive(mctx, layout, pre, a, dom, step))(a)
+        d = make() if cache is None else cache.derive(a, make, pre)
         if d.step is None:
             res = Inclusion(a, "not derived", 0.0, d.seconds, d.paths, d.why)
         else:
             spent, tried = 0.0, []
             for tier, names in tiers(c, conjuncts):
-                inv = (lambda names: lambda p: [formula(x)(c, p) for x in names])(names)
-                verdict, detail, seconds, ghosts = check(d, layout, pre, c, inv, timeout_ms)
+                verdict, detail, seconds, ghosts = check(d, layout, pre, c, names, timeout_ms)
                 spent += seconds
                 if verdict == "included":
                     break
                 tried.append(f"{TIER_NAMES[tier]}: {verdict}" + (f", {detail}" if detail else ""))
+            kept = ""
+            if verdict == "included" and agree_names is not None:
+                kept, detail, seconds = agreement_kept(d, layout, pre, c, agree_names, timeout_ms)
+                spent += seconds
+                if kept != "kept":
+                    verdict = "not included" if kept == "not kept" else "unknown"
+                    tried = [f"the ghost agree's relation to the model ({TIER_NAMES[AGREE]}): {kept}"
+                             + (f", {detail}" if detail else "")]
+                    kept = ""
             res = Inclusion(a, verdict, spent, d.seconds, d.paths, "; ".join(reversed(tried)) if verdict != "included"
-                            else "", tier, ghosts)
+                            else "", tier, ghosts, kept)
         rep.results.append(res)
         if progress:
             progress(res)
@@ -440,7 +568,7 @@ def run_sizes(config: dict[str, Any], variant: str, c: K.PCtx, conjuncts: list[s
         p = Params.from_config({**config, "voters": n})
         ctx = Ctx.of(p, variant)
         rep = check_size(Context(p, Protocol.of(variant)), ctx.layout, c, representatives(ctx), conjuncts,
-                         timeout_ms, progress)
+                         timeout_ms, progress, variant=variant)
         out.append(rep)
         if rep.failure is not None:
             break
@@ -451,7 +579,8 @@ def record_entry(config: dict[str, Any], variant: str, c: K.PCtx, reports: list[
                  conjuncts: list[str]) -> dict[str, Any]:
     """What the record keeps of an inclusion: the sources, variant and bounds it holds for, and the
     conjuncts it assumed (a proof whose conjuncts include them may read it)."""
-    assumed = sorted({x for rep in reports for r in rep.results if r.assumed for x in dict(tiers(c, conjuncts))[r.assumed]})
+    named = dict(tiers(c, conjuncts))
+    assumed = sorted({x for rep in reports for t in rep.as_json()["assumed"] for x in named[t]})
     return {"sources": sources_digest(), "variant": variant, "stale_requests": c.stale_requests,
             "bounds": bounds(config), "sizes": [rep.as_json() for rep in reports], "assumed": assumed}
 
@@ -484,6 +613,9 @@ def describe(entry: dict[str, Any], how: str) -> str:
     ghosts = sorted({g for s in sizes for g in s["ghost_guards"]})
     but = (f"; not related to the model: the encoding's guards on its own ghosts in {', '.join(ghosts)}, which rest on "
            "the sample check" if ghosts else "")
+    if not ghosts and any(AGREE in s["assumed"] for s in sizes):
+        but = ("; the encoding's ghost `agree`, which a truncation's guard reads, is bounded by the model's state by a "
+               "relation every step keeps")
     return (f"every step of the model at {n} voters is one of the every-size encoding's (the relation derived from "
             f"the model's Python at this configuration's bounds, {count} action instances, one per orbit of voter "
             f"renamings; Z3 over every state of the domain{assumed}){but}; {how}")
@@ -491,7 +623,8 @@ def describe(entry: dict[str, Any], how: str) -> str:
 
 def init_included(definition: Any, config: dict[str, Any], variant: str, n: int) -> str | None:
     """None when every initial state of the model at n voters is abstracted by an initial state of
-    the encoding (kraft_param.init, written by hand) and well typed; else what differs."""
+    the encoding (kraft_param.init, written by hand) related to it by `agreement`, and well typed;
+    else what differs."""
     from checker.proofs import kraft_state
     from model.kraft.params import Params
 
@@ -503,7 +636,8 @@ def init_included(definition: Any, config: dict[str, Any], variant: str, n: int)
         p, _ = K.fresh("Pinit_")
         solver = z3.Solver()
         solver.add(facts, kraft_state.matches(layout, sym, s0), well_typed(layout, sym),
-                   *abstraction(layout, sym, p, u), ground(K.init(p), {K.Node: u, K.Quorum: qs}))
+                   *abstraction(layout, sym, p, u), *agreement(layout, sym, p, u),
+                   ground(K.init(p), {K.Node: u, K.Quorum: qs}))
         if solver.check() != z3.sat:
             return f"an initial state of the model at {n} voters is not one of the encoding's (kraft_param.init)"
     return None

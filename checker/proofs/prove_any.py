@@ -72,8 +72,7 @@ def _refuse_edited(rc: Any, c: Any, conjuncts: list[str], reason: str, quiet: bo
     """An edited model or encoding: ConfigError (exit 2, nothing proved), after looking at 3
     voters for a step of the edited model that the every-size encoding does not take
     (checker/proofs/param_inclusion.py), which the refusal names. Refused even when there is
-    none: the encoding's guard on its own ghost (a truncation keeps what the leader's answer
-    agreed on) is not related to the model by that check, only by the recorded sample."""
+    none: 4 voters, which the record also holds, are not checked here."""
     from checker.heartbeat import Heartbeat
     from checker.proofs import param_inclusion as PI
 
@@ -95,10 +94,12 @@ def _refuse_edited(rc: Any, c: Any, conjuncts: list[str], reason: str, quiet: bo
                            max(1, int(timeout_s * 1000)))[0]
     bad = rep.failure
     if bad is None:
-        ghosts = ", ".join(rep.as_json()["ghost_guards"]) or "none"
+        ghosts = rep.as_json()["ghost_guards"]
+        but = (f", but for the encoding's guards on its own ghosts ({', '.join(ghosts)}), which nothing relates to the "
+               "model" if ghosts else "")
         raise ConfigError(f"{reason}; at {n} voters every step of the model as it is now is one of the every-size "
-                          f"encoding's (Z3, {len(rep.results)} action instances) but for the encoding's guards on its "
-                          f"own ghosts ({ghosts}), which nothing relates to the model")
+                          f"encoding's (Z3, {len(rep.results)} action instances){but}; at {PI.SIZES[-1]} voters "
+                          "not checked (python -m checker.proofs.record checks both)")
     what = {"not included": "Z3 found a state of the domain where the model takes a step the encoding cannot take",
             "unknown": "Z3 gave no answer", "not derived": "the derivation could not follow the model"}[bad.verdict]
     detail = f" ({' '.join(bad.detail.split())[:400]})" if bad.detail else ""
@@ -174,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
     lines = [f"model:      kraft", f"model source: {model_source().text()}", f"variant:    {rc.variant}",
              f"encoding:   {encoding['how']}",
              "inclusion:  " + (encoding["inclusion"]["how"] if encoding["inclusion"] else
-                               "not recorded for these sources, variant and configuration (checker/proofs/param_inclusion.py)"),
+                               "not recorded for these sources, variant, configuration and invariants "
+                               "(checker/proofs/param_inclusion.py)"),
              "voters:     any: 2 or more by the every-size encoding (nodes an uninterpreted sort; majorities "
              "quorums, any two of which share a member); 1 by the fixed-size encoding (below)",
              f"invariants: {', '.join(targets)}", f"lemmas:     {', '.join(lemmas)}",

@@ -10,7 +10,9 @@ and records that result with the sources it holds for. With `--jobs N` the inclu
 instances are checked in N processes, each instance on its own (the record is the same: results
 are kept in the instances' order). With `--keep FILE` each included instance's result is
 appended to FILE as it comes, and a run stopped and started again with the same FILE checks only
-the instances not yet done. `--timeout S`: each inclusion query's limit. A module of its own
+the instances not yet done. `--timeout S`: each inclusion query's limit. The derivations are read from and kept in the
+derivation cache (checker/proofs/derivation_cache.py), so a record remade after a change to the
+encodings or the inclusion check, not to the model or the derivation, asks only Z3 again. A module of its own
 because it runs the every-size checks of prove_any and replication_any, which read the record.
 """
 from __future__ import annotations
@@ -73,6 +75,11 @@ def _record_inclusion(table: dict, progress: Callable[[str], None], jobs: int = 
     have = PI.recorded(config, "kafka-4.1", c, names)
     if have is not None and set(sizes) <= {s["voters"] for s in have["sizes"]}:
         return True  # a record at 3 voters only is remade when 3 and 4 are asked (--keep keeps the 3)
+    for n in sizes:  # the initial states first: a step-by-step inclusion says nothing without them
+        why = PI.init_included(rc.definition, config, "kafka-4.1", n)
+        if why is not None:
+            progress(f"kraft: {why}")
+            return False
     reports = inclusion_reports("kraft", config, sizes, jobs, lambda r: progress(r.line()), keep=keep,
                                 timeout_ms=timeout_ms)
     if any(rep.failure is not None for rep in reports):
@@ -146,12 +153,13 @@ def _check_instances(model: str, config: dict[str, Any], n: int, indices: Sequen
         p = Params.from_config({**config, "voters": n})
         c = PCtx(Protocol.of("kafka-4.1"), stale_requests=bool(config["stale_requests"]))
         return PI.check_size(Context(p, Protocol.of("kafka-4.1")), Ctx.of(p, "kafka-4.1").layout, c, chosen,
-                             conjuncts(c, list(INVARIANTS)), timeout_ms or KRAFT_TIMEOUT_MS, progress).results
+                             conjuncts(c, list(INVARIANTS)), timeout_ms or KRAFT_TIMEOUT_MS, progress,
+                             variant="kafka-4.1").results
     from checker.proofs import replication_inclusion as RI
     from model.replication.params import Params as RParams
 
     return RI.check_size(RParams.from_config({**config, "brokers": n}), "kafka-4.1", chosen,
-                         timeout_ms=timeout_ms or REPLICATION_TIMEOUT_MS, progress=progress).results
+                         timeout_ms=timeout_ms or REPLICATION_TIMEOUT_MS, progress=progress, cached=True).results
 
 
 def _key(model: str, config: dict[str, Any], n: int) -> dict[str, Any]:
@@ -178,7 +186,7 @@ def _kept(keep: Path | None, key: dict[str, Any], acts: list[Any]) -> dict[int, 
             i, r = e["index"], e["result"]
             if e["key"] == key and 0 <= i < len(acts) and e["action"] == repr(acts[i]) and r["verdict"] == "included":
                 out[i] = Inclusion(acts[i], r["verdict"], r["seconds"], r["derive_seconds"], r["paths"],
-                                   r["detail"], r["assumed"], r["ghost_guards"])
+                                   r["detail"], r["assumed"], r["ghost_guards"], r.get("agree", ""))
         except (ValueError, KeyError, TypeError):
             continue  # a line cut short by a stop
     return out
@@ -189,7 +197,7 @@ def _keep(keep: Path | None, key: dict[str, Any], i: int, res: Any) -> None:
     if keep is None or res.verdict != "included":
         return
     fields = {f: getattr(res, f) for f in ("verdict", "seconds", "derive_seconds", "paths", "detail", "assumed",
-                                           "ghost_guards")}
+                                           "ghost_guards", "agree")}
     with keep.open("a") as f:
         f.write(json.dumps({"key": key, "index": i, "action": repr(res.action), "result": fields}) + "\n")
         f.flush()

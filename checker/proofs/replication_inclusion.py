@@ -122,11 +122,13 @@ SHOWN = ("fenced", "alive", "c_start", "c_latest", "c_isr", "c_elr", "c_leader",
 
 
 def check_size(params: Any, variant: str, actions: Sequence[Any] | None = None, timeout_ms: int = 120_000,
-               progress: Callable[[Inclusion], None] | None = None) -> SizeReport:
+               progress: Callable[[Inclusion], None] | None = None, cached: bool = False) -> SizeReport:
     """Derive each action instance at params.n brokers (every one, or `actions`) and check that
     its steps are the encoding's, assuming first nothing, then the proof's conjuncts; stops at
-    the first instance not included."""
+    the first instance not included. `cached`: the derivations are read from and kept in the
+    derivation cache (derivation_cache.py)."""
     from checker.proofs import replication_next as N
+    from checker.proofs.derivation_cache import Cache
     from model.replication.context import Context
     from model.replication.variants import Rules
 
@@ -137,9 +139,11 @@ def check_size(params: Any, variant: str, actions: Sequence[Any] | None = None, 
     pre = fresh(layout, "i_")
     dom = DR.domain(layout, pre)
     names = R.conjuncts(c)
+    cache = Cache("replication", variant, (params, MAX_PATHS), dom) if cached else None
     rep = SizeReport(layout.n, unit="brokers")
     for a in N.actions(ctx) if actions is None else actions:
-        d = DR.derive(mctx, layout, pre, a, dom, max_paths=MAX_PATHS)
+        make = (lambda a: lambda: DR.derive(mctx, layout, pre, a, dom, max_paths=MAX_PATHS))(a)
+        d = make() if cache is None else cache.derive(a, make, pre)
         if d.step is None:
             res = Inclusion(a, "not derived", 0.0, d.seconds, d.paths, d.why)
         else:
