@@ -6,12 +6,12 @@ explored (enabled, crashing), the derivation time, and `derive.compare`'s verdic
 "equal" on every state of the domain, else the first differing variable and, then, the verdict
 again on the states of the proof's invariant (the lemmas of the default targets).
 
-Part 2 (`--prove`): `kcheck prove --model kraft --size 3`'s induction (default preset and
+Part 2 (`--prove`): `kcheck prove --model kraft --size 3` (or `--size N`)'s induction (default preset and
 targets, one action per orbit; with --kinds, consecution for those kinds' actions alone) on the
 derived relation and on the hand-written one, in one run: the derivation's time apart, then
-each proof's result and seconds.
+each proof's result and seconds. Part 3 (`--bmc K`): `--bmc K` on both relations, the same way.
 
-    .venv/bin/python bench/bench_derive.py [--kinds ElectionTimeout ...] [--prove] [--no-compare]
+    .venv/bin/python bench/bench_derive.py [--kinds ElectionTimeout ...] [--prove] [--bmc K] [--size N] [--no-compare]
 """
 from __future__ import annotations
 
@@ -59,9 +59,28 @@ def compare_all(kinds: list[str]) -> None:
     print("instances:", ", ".join(f"{n} {w}" for w, n in verdicts.items()), f"(derivation {total:.1f} s in all)")
 
 
-def prove_both(kinds: list[str]) -> None:
+def bmc_both(size: int, depth: int) -> None:
+    """`kcheck prove --model kraft --size N --bmc K` (default preset and targets) on the derived
+    relation (every instance, derived first) and on the hand-written one."""
+    from checker.proofs.bmc import bmc
+
     rc = load_config(model="kraft", preset="default", variant="kafka-4.1", overrides=[])
-    p = Params.from_config({**dict(rc.config), "voters": 3})
+    config = {**dict(rc.config), "voters": size}
+    p = Params.from_config(config)
+    model = rc.definition.build(config, rc.variant)
+    hand = N.Ctx.of(p, rc.variant)
+    t = time.perf_counter()
+    dctx = derived.context(p, rc.variant)
+    print(f"derivation: {len(dctx.derived)} action instances in {time.perf_counter() - t:.1f} s")
+    for name, ctx in (("derived", dctx), ("hand-written", hand)):
+        o = bmc(ctx, model, DEFAULT_TARGETS, depth, timeout_s=3600)
+        print(f"bmc to depth {depth} on the {name} relation: {o.result} (depth {o.depth}, {o.seconds:.1f} s; "
+              f"per depth {', '.join(f'{x:.1f}' for x in o.per_depth)})", flush=True)
+
+
+def prove_both(kinds: list[str], size: int = 3) -> None:
+    rc = load_config(model="kraft", preset="default", variant="kafka-4.1", overrides=[])
+    p = Params.from_config({**dict(rc.config), "voters": size})
     hand = N.Ctx.of(p, rc.variant)
     every = representatives(hand)
     acts = [a for a in every if not kinds or type(a).__name__ in kinds]
@@ -83,11 +102,15 @@ def main() -> None:
     ap.add_argument("--kinds", nargs="*", default=[], help="only these action kinds, in this order (e.g. CutLink HealLink)")
     ap.add_argument("--prove", action="store_true", help="also time the size-3 induction on both relations")
     ap.add_argument("--no-compare", action="store_true", help="skip part 1")
+    ap.add_argument("--size", type=int, default=3, help="voters, for --prove and --bmc (default 3)")
+    ap.add_argument("--bmc", type=int, metavar="K", help="also time BMC to depth K on both relations")
     args = ap.parse_args()
     if not args.no_compare:
         compare_all(args.kinds)
     if args.prove:
-        prove_both(args.kinds)
+        prove_both(args.kinds, args.size)
+    if args.bmc:
+        bmc_both(args.size, args.bmc)
 
 
 if __name__ == "__main__":

@@ -227,9 +227,9 @@ def test_merging_paths_changes_no_relation(two_voters, monkeypatch, action):
 
 
 def test_prove_on_the_derived_relation_from_the_command_line():
-    """kcheck prove --model kraft --derive (induction) proves on the relation derived from the
-    model, and says so: encoding_check.how "derived", every representative instance derived;
-    without --derive, on the model as recorded, the hand-written relation."""
+    """kcheck prove --model kraft (induction) proves on the relation derived from the model, with
+    --derive or without, and says so: encoding_check.how "derived", every representative instance
+    derived; --derive has no meaning with --size any."""
     import json
     import subprocess
     import sys
@@ -242,7 +242,7 @@ def test_prove_on_the_derived_relation_from_the_command_line():
     assert enc["how"] == "derived" and enc["actions"] >= 5 and enc["paths"] > enc["actions"]
     out = subprocess.run([sys.executable, "-m", "checker.cli", "prove", "--model", "kraft", "--preset", "smoke",
                           "--size", "1", "--json", "--quiet"], capture_output=True, text=True, timeout=600)
-    assert json.loads(out.stdout)["encoding_check"]["how"] == "recorded"
+    assert json.loads(out.stdout)["encoding_check"]["how"] == "derived"  # kraft's default
     out = subprocess.run([sys.executable, "-m", "checker.cli", "prove", "--model", "kraft", "--size", "any",
                           "--derive"], capture_output=True, text=True, timeout=600)
     assert out.returncode == 2 and out.stderr.startswith("kcheck: error: --derive: ")

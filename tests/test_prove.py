@@ -632,15 +632,19 @@ def test_the_record_of_what_each_encoding_was_checked_against_is_current():
 
 
 def test_an_unedited_model_proves_as_recorded(capsys):
-    rc = main(["prove", "--model", "kraft", "--preset", "smoke", "--size", "1", "--bmc", "2", "--json"])
+    """Replication's BMC runs on the hand-written relation, as recorded; kraft's on the derived one."""
+    rc = main(["prove", "--model", "replication", "--preset", "smoke", "--size", "2", "--bmc", "1", "--json"])
     captured = capsys.readouterr()
     out = json.loads(captured.out)
     assert rc == 0 and out["encoding_check"]["how"] == "recorded" and out["encoding_check"]["passed"]
     assert out["encoding_check"]["cross_check"] is None and "cross-check" not in captured.err
     assert out["model_source"]["sha256"] == out["model_source"]["sha256"].lower() and out["model_source"]["files"] > 10
-    main(["prove", "--model", "kraft", "--preset", "smoke", "--size", "1", "--bmc", "2"])
+    main(["prove", "--model", "replication", "--preset", "smoke", "--size", "2", "--bmc", "1"])
     text = capsys.readouterr().out
     assert "model source: " in text and "encoding:   follows the model" in text
+    main(["prove", "--model", "kraft", "--preset", "smoke", "--size", "1", "--bmc", "2"])
+    text = capsys.readouterr().out
+    assert "encoding:   derived from the model's Python" in text and "result:     ok" in text
 
 
 def _prove_edited(tmp_path: Path, rule: str, old: str, new: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -697,10 +701,30 @@ def test_an_edited_kraft_vote_is_answered_at_a_fixed_size(tmp_path):
     assert out["encoding_check"]["model_sha256"] != checked_against.current("kraft")["model"]
 
 
-def test_prove_refuses_a_bmc_of_an_edited_model(tmp_path):
-    """A BMC's "ok within the bound" is of the encoding too: refused the same way."""
-    p = _prove_edited(tmp_path, *VOTE_RULE, "--model", "kraft", "--size", "3", "--bmc", "2", "--quiet")
-    _refused(p, "kraft", "kraft/rules.py")
+MAJORITY_RULE = ("model/kraft/rules.py",
+                 "    return votes.count(GRANTED) >= (len(votes) - votes.count(NOT_VOTER)) // 2 + 1",
+                 "    return votes.count(GRANTED) >= (len(votes) - votes.count(NOT_VOTER)) // 2")
+
+
+def test_a_bmc_of_an_edited_kraft_model_runs_on_the_edit(tmp_path):
+    """Kraft's BMC unrolls the relation derived from the edited Python: an election won with half
+    the voters elects two leaders in one epoch within two steps, a trace of the edited model."""
+    p = _prove_edited(tmp_path, *MAJORITY_RULE, "--model", "kraft", "--preset", "smoke", "--size", "2",
+                      "--bmc", "2", "--json", "--quiet")
+    out = json.loads(p.stdout)
+    assert p.returncode == 1 and out["result"] == "violation", p.stderr[-2000:]
+    assert out["violation"]["invariant"] == "election_safety" and len(out["violation"]["trace"]) == 3
+    assert out["encoding_check"]["how"] == "derived"
+    assert out["encoding_check"]["model_sha256"] != checked_against.current("kraft")["model"]
+
+
+def test_prove_refuses_a_bmc_of_an_edited_replication_model(tmp_path):
+    """A replication BMC's "ok within the bound" is of the hand-written encoding: refused for an edit."""
+    p = _prove_edited(tmp_path, "model/replication/partition.py",
+                      "    if strict_min_isr and len(isr) < effective_min_isr:",
+                      "    if strict_min_isr and len(isr) <= effective_min_isr:", "--model", "replication",
+                      "--size", "2", "--bmc", "2", "--quiet")
+    _refused(p, "replication", "replication/partition.py")
 
 
 def test_prove_refuses_when_a_replication_rule_is_edited(tmp_path):

@@ -21,13 +21,14 @@ def plugin_change(rc: RunConfig) -> Any:
 
 def plugin_refusal(args: argparse.Namespace, rc: RunConfig) -> None:
     """A plugin's variant is proved on the relation derived from the model's Python with the
-    change in force, which exists for induction at a fixed size only."""
+    change in force, which exists at a fixed size only (replication: for induction only)."""
     if plugin_change(rc) is None:
         return
     why = None
     if args.size == "any":
         why = "the every-size encoding is written by hand and does not follow a plugin; give a fixed --size N"
-    elif args.bmc:
-        why = "bounded model checking runs on the hand-written relation, which does not follow a plugin; drop --bmc"
+    elif args.bmc and rc.model != "kraft":
+        why = ("replication's bounded model checking runs on the hand-written relation, which does not follow a "
+               "plugin; drop --bmc")
     if why is not None:
         raise ConfigError(f"--plugin: variant {rc.variant}: {why}; check the change with kcheck check")

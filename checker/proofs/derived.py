@@ -132,16 +132,55 @@ def encoding(base: Any, name: str, domain: Callable[[Any, Sym], Any], derived: B
             raise NotDerived(f"{a!r}: {'not derived' if d is None else d.why}")
         if all(pre[k] is pre0[k] or pre[k].eq(pre0[k]) for k in pre0.keys()):
             return d.step
-        pairs = [(pre0[k], pre[k]) for k in pre0.keys()]
-        return Step(z3.substitute(d.step.guard, *pairs),
-                    Sym({k: z3.substitute(v, *pairs) for k, v in d.step.post.f.items()}))
+        rename = renamer(pre0, pre)
+        return Step(rename(d.step.guard), Sym({k: rename(v) for k, v in d.step.post.f.items()}))
 
     def transition(ctx: Any, pre: Sym, post: Sym, acts: list[Any] | None = None, selector: Any = None) -> Any:
+        """Next(pre, post): the domain once, not once per guard (each derived guard holds it)."""
         acts = list(every) if acts is None else acts
-        return relation([step(ctx, pre, a) for a in acts], pre, post, selector)
+        dom = domain(ctx.layout, pre)
+        return z3.And(dom, relation([without(step(ctx, pre, a), dom) for a in acts], pre, post, selector))
+
+    def crash(ctx: Any, pre: Sym, acts: list[Any]) -> tuple[Any, list[tuple[Any, Any]]]:
+        """(where one of `acts` makes the model raise from `pre`, [(action, its condition)])."""
+        rename = renamer(pre0, pre)
+        each = []
+        for a in acts:
+            step(ctx, pre0, a)  # derived, or NotDerived
+            c = derived[a].crash
+            if not z3.is_false(z3.simplify(c)):
+                each.append((a, rename(c)))
+        return z3.Or([c for _, c in each]), each
 
     return SimpleNamespace(**{**vars(base), "name": name, "step": step, "transition": transition,
-                              "actions": lambda ctx: list(every), "domain": domain})
+                              "actions": lambda ctx: list(every), "domain": domain, "crash": crash})
+
+
+def without(st: Step, dom: Any) -> Step:
+    """`st` with the conjuncts of its guard that are conjuncts of `dom` left out (to be asserted once)."""
+    if not z3.is_and(st.guard):
+        return st
+    known = {c.get_id() for c in (dom.children() if z3.is_and(dom) else [dom])} | {dom.get_id()}
+
+    def implied(c: Any) -> bool:
+        return c.get_id() in known or (z3.is_and(c) and all(implied(x) for x in c.children()))
+    kept = [c for c in st.guard.children() if not implied(c)]
+    return Step(z3.And(kept) if kept else z3.BoolVal(True), st.post)
+
+
+def renamer(old: Sym, new: Sym) -> Callable[[Any], Any]:
+    """t -> t with each variable of `old` replaced by the same key's term of `new`: z3.substitute
+    with its pairs checked and marshalled once, not once per term (a step has a term per key)."""
+    pairs = [(old[k], new[k]) for k in old.keys() if not old[k].eq(new[k])]
+    if not pairs:
+        return lambda t: t
+    ctx = pairs[0][0].ctx
+    frm, to = (z3.Ast * len(pairs))(), (z3.Ast * len(pairs))()
+    for i, (a, b) in enumerate(pairs):
+        if a.sort() != b.sort():
+            raise ValueError(f"{a} and {b} differ in sort")
+        frm[i], to[i] = a.as_ast(), b.as_ast()
+    return lambda t: z3.z3._to_expr_ref(z3.Z3_substitute(ctx.ref(), t.as_ast(), len(pairs), frm, to), ctx)
 
 
 def not_derived(ctx: DerivedCtx, acts: Sequence[Any]) -> list[str]:

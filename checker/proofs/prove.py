@@ -63,9 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all-actions", action="store_true",
                         help="check every action instance, not one per orbit of voter renamings")
     parser.add_argument("--derive", action="store_true",
-                        help="induction at a fixed size: prove on the relation derived from the model's Python "
-                             "even where its sources are those the hand-written encoding was checked against (an "
-                             "edited model always is)")
+                        help="replication, induction at a fixed size: prove on the relation derived from the "
+                             "model's Python even where its sources are those the hand-written encoding was checked "
+                             "against (an edited model always is; kraft always is, --bmc too)")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.add_argument("--trace-out", metavar="FILE", help="with --bmc: write a violation as an ITF trace")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -261,14 +261,16 @@ def run(args: argparse.Namespace) -> int:
     activate_plugins(args)  # with one plugin, the model it extends
     if args.model is None and args.config_file is None:
         args.model = "kraft"  # the default model of `kcheck prove`
-    if args.derive and (args.size == "any" or args.bmc):
-        raise ConfigError("--derive: the relation is derived from the model for induction at a fixed size only "
-                          "(not with --size any or --bmc)")
+    if args.derive and args.size == "any":
+        raise ConfigError("--derive: the relation is derived from the model at a fixed size only (not with --size any)")
     if args.size == "any":
         from checker.proofs import prove_any
 
         return prove_any.run(args)
     rc, ctx, model, targets = _setup(args)
+    if args.derive and args.bmc and rc.model != "kraft":
+        raise ConfigError("--derive --bmc: the replication relation is derived under the proof's invariant, for "
+                          "induction only; its --bmc runs on the hand-written encoding")
     plugin_refusal(args, rc)
     change = plugin_change(rc)
     if args.trace_out and not args.bmc:
@@ -276,7 +278,9 @@ def run(args: argparse.Namespace) -> int:
     from checker.outputs import check_outputs
 
     check_outputs(files=[("--trace-out", args.trace_out)], inputs=[("the config file", args.config_file)])
-    derive = not args.bmc and (args.derive or change is not None or _not_recorded(rc))
+    # kraft: always the relation derived from the model's Python; replication: where its sources
+    # are not the recorded ones, or asked (its derivation under the invariant takes minutes)
+    derive = rc.model == "kraft" or (not args.bmc and (args.derive or change is not None or _not_recorded(rc)))
     encoding = _derived_encoding(rc.model) if derive else _encoding_follows(rc)
     size_key = _SIZE_KEY[rc.model]
     from checker import plugin
@@ -285,16 +289,16 @@ def run(args: argparse.Namespace) -> int:
                               "config": {**dict(rc.config), size_key: ctx.n}, "invariants": targets,
                               "model_source": model_source().as_json(), "plugins": plugin.provenance(),
                               "encoding_check": encoding}
-    if args.bmc:
-        text = _run_bmc(args, rc, ctx, model, targets, report)
-    else:
-        if derive:
-            _init_follows(rc, ctx, {**dict(rc.config), size_key: ctx.n})
-            ctx = _derive_lazily(args, rc, ctx, change, model, targets)
-        with (model.decisions() if change is not None else contextlib.nullcontext()):
+    if derive:
+        _init_follows(rc, ctx, {**dict(rc.config), size_key: ctx.n})
+        ctx = _derive_lazily(args, rc, ctx, change, model, targets)
+    with (model.decisions() if change is not None else contextlib.nullcontext()):  # where the derivation runs
+        if args.bmc:
+            text = _run_bmc(args, rc, ctx, model, targets, report)
+        else:
             text = _run_induction(args, ctx, model, targets, report)
-        if derive:
-            _derivation_done(ctx, encoding)
+    if derive:
+        _derivation_done(ctx, encoding)
     text = text.replace("voters:     ", f"{size_key + ':':<12}", 1)
     header = f"\nmodel source: {model_source().text()}\n"
     if plugin.active():
@@ -379,11 +383,12 @@ def _run_bmc(args: argparse.Namespace, rc: RunConfig, ctx: Any, model: Any, targ
     except EncodingDrift as e:
         raise ConfigError(f"internal error: the symbolic encoding drifted from the model: {e}") from e
     report.update({"mode": "bmc", "result": o.result, "bound": args.bmc, "depth_checked": o.depth,
-                   "seconds": round(o.seconds, 3), "violation": None})
+                   "seconds": round(o.seconds, 3), "violation": None, "reason": o.reason or None})
     lines = [f"model:      {report['model']}", f"variant:    {report['variant']}", f"voters:     {ctx.n}",
              f"invariants: {', '.join(targets)}", f"bmc bound:  {args.bmc}",
              f"result:     {o.result}" + {"ok": " (no violation within the bound)",
-                                              "interrupted": " (stopped: no violation up to the depth checked)"}.get(o.result, ""),
+                                              "interrupted": " (stopped: no violation up to the depth checked)"}.get(o.result, "")
+             + (f" ({o.reason})" if o.reason else ""),
              f"depth checked: {o.depth}", f"seconds:    {o.seconds:.2f}"]
     if o.trace:
         report["violation"] = {"invariant": o.invariant, "trace": trace_json(model, o.trace)}

@@ -178,12 +178,12 @@ def run(args: argparse.Namespace) -> int:
                                "not recorded for these sources, variant, configuration and invariants "
                                "(checker/proofs/param_inclusion.py)"),
              "voters:     any: 2 or more by the every-size encoding (nodes an uninterpreted sort; majorities "
-             "quorums, any two of which share a member); 1 by the fixed-size encoding (below)",
+             "quorums, any two of which share a member); 1 by the relation derived from the model (below)",
              f"invariants: {', '.join(targets)}", f"lemmas:     {', '.join(lemmas)}",
              f"result:     {result}" + (f" ({o.reason})" if o.reason else ""),
              f"queries:    {len(o.checks)}", f"seconds:    {wall:.2f} ({o.seconds:.2f} in Z3)"]
     if one is not None:
-        lines.append(f"1 voter:    {one['result']} by the fixed-size encoding, whose lone voter is Leader at its start "
+        lines.append(f"1 voter:    {one['result']} on the relation derived from the model, whose lone voter is Leader at its start "
                      f"and restart as the model's is, at this configuration's bounds ({one['bounds']}): "
                      f"{one['queries']} queries, {one['seconds']:.2f} s")
     if o.never_enabled:
@@ -200,21 +200,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _one_voter(args: argparse.Namespace, rc: Any, targets: list[str]) -> dict[str, Any]:
-    """The targets for one voter, by the fixed-size induction (kraft_next): the every-size
-    encoding starts from fresh nodes, where the model makes a lone voter Leader at once at its
-    start and restart (spec/proofs.md, "A lone voter at its start, not encoded"). Refused, as any
-    fixed-size proof, unless the fixed-size encoding's sources are those recorded."""
-    from checker.proofs.checked_against import refusal
-    from checker.proofs.induction import prove
-    from checker.proofs.kraft_next import Ctx
+    """The targets for one voter, by the fixed-size induction on the relation derived from the
+    model's Python: the every-size encoding starts from fresh nodes, where the model makes a lone
+    voter Leader at once at its start and restart (spec/proofs.md, "A lone voter at its start, not
+    encoded")."""
+    from checker.proofs import derived
     from model.kraft.params import Params
 
-    reason = refusal("kraft", any_size=False)
-    if reason is not None:
-        raise ConfigError(f"one voter: {reason}")
     config = {**dict(rc.config), "voters": 1}
-    ctx = Ctx.of(Params.from_config(config), rc.variant)
-    o, wall = proving(args, lambda progress: prove(ctx, targets, timeout_s=args.timeout, progress=progress))
+    ctx = derived.context(Params.from_config(config), rc.variant, lazy=True, cached=True)
+    o, wall = proving(args, lambda progress: derived.prove(ctx, targets, timeout_s=args.timeout, progress=progress))
     bounds = ", ".join(f"{k}={config[k]}" for k in ("max_epoch", "max_log", "max_in_flight") if k in config)
     return {"result": o.result, "reason": o.reason, "queries": len(o.checks), "seconds": round(wall, 3),
             "bounds": bounds}
