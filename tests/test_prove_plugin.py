@@ -119,6 +119,35 @@ def test_a_plugin_is_model_checked_by_bmc_on_its_derived_relation(tmp_path):
     assert main(["prove", "--model", "kraft", "--preset", "smoke", "--size", "2", "--bmc", "2", "--quiet"]) == 0
 
 
+RAISES = '''
+from model.extension import Change
+from model.interface import Variant
+from model.kraft.rules import GRANTED, NOT_VOTER
+
+MODEL = "kraft"
+
+
+def granted(votes):
+    if votes.count(GRANTED) == 2:
+        raise AssertionError("two votes")
+    return votes.count(GRANTED) >= (len(votes) - votes.count(NOT_VOTER)) // 2 + 1
+
+
+VARIANTS = [Change(Variant("raises-on-two-votes", "asserts when two votes are granted"),
+                   replace={"model.kraft.rules:is_vote_granted": granted})]
+'''
+
+
+def test_a_bmc_that_reaches_a_raise_is_unknown_not_ok(tmp_path):
+    """The derived relation says nothing of a step where the model raises: BMC looks for one at
+    each depth and names it (the third step, the first vote response counted), exit 3, not ok."""
+    rc, out, err = _run(tmp_path, RAISES, "--variant", "raises-on-two-votes", "--preset", "smoke", "--size", "2",
+                        "--bmc", "4", "--json")
+    report = json.loads(out)
+    assert rc == 3 and report["result"] == "unknown" and report["depth_checked"] == 2, err
+    assert report["reason"].startswith("the model raises in HandleVoteResponse(src=1, dst=0) after 2 step(s)")
+
+
 def _kraft_timeout():
     p = Params.from_config({**{k.name: k.default for k in CONFIG_KEYS}, "voters": 2})
     return D, D.contexts(p), fresh, A.ElectionTimeout(0)
