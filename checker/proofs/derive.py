@@ -269,13 +269,7 @@ class SymPart:
 
     @classmethod
     def merge_cases(cls, ex: Explorer, cases: list[tuple[Any, "SymPart"]]) -> "SymPart":
-        terms = {}
-        for k, t in cases[-1][1].terms.items():
-            for c, v in reversed(cases[:-1]):
-                if not _same(v.terms[k], t):
-                    t = z3.If(c, v.terms[k], t)
-            terms[k] = t
-        return SymPart(terms)
+        return SymPart(merged_terms([(c, v.terms) for c, v in cases]))
 
     def __iter__(self) -> Any:
         raise Unsupported("reads the history other than through quorum.elect, quorum.commit, client.fatal")
@@ -287,7 +281,8 @@ class SymLinks:
     """The cut links as kraft_state's flags (link -> Bool term). Membership is a decision on the
     flags of the links it may name, taken where the model asks (`network.link_cut`); deciding
     every flag when the state was built made 2^links paths of every action (8 at 3 voters, 64 at
-    4, 1,024 at 5). Iterating (CutLink and HealLink rebuild the tuple) decides each flag."""
+    4, 1,024 at 5). CutLink and HealLink set one flag (network.cut, network.heal); iterating, which
+    no action does, would decide each flag."""
 
     def __init__(self, ex: Explorer, flags: dict[tuple[int, int], Any]) -> None:
         self.ex, self.flags = ex, flags
@@ -320,15 +315,26 @@ class SymLinks:
     def merge_key(self) -> Any:
         return ("links",) + tuple(t.get_id() for t in self.flags.values())
 
+    def with_flag(self, link: tuple[int, int], cut: bool) -> "SymLinks":
+        """network.cut and network.heal: one link's flag set, no other decided."""
+        assert link in self.flags, link
+        return SymLinks(self.ex, {**self.flags, link: z3.BoolVal(cut)})
+
     @classmethod
     def merge_cases(cls, ex: Explorer, cases: list[tuple[Any, "SymLinks"]]) -> "SymLinks":
-        flags = {}
-        for k, t in cases[-1][1].flags.items():
-            for c, v in reversed(cases[:-1]):
-                if not _same(v.flags[k], t):
-                    t = z3.If(c, v.flags[k], t)
-            flags[k] = t
-        return SymLinks(ex, flags)
+        return SymLinks(ex, merged_terms([(c, v.flags) for c, v in cases]))
+
+
+def merged_terms(cases: list[tuple[Any, dict[Any, Any]]]) -> dict[Any, Any]:
+    """Each key's term: the first case's whose condition holds, else the last's (If chains;
+    a case whose term is the same as the one below it adds nothing)."""
+    out = {}
+    for k, t in cases[-1][1].items():
+        for c, terms in reversed(cases[:-1]):
+            if not _same(terms[k], t):
+                t = z3.If(c, terms[k], t)
+        out[k] = t
+    return out
 
 
 def symbolic_history(layout: Layout, pre: Sym) -> History:
@@ -416,8 +422,9 @@ MERGED_STATE = (
 
 @contextlib.contextmanager
 def symbolic_model(ex: Explorer | None = None) -> Iterator[None]:
-    """While deriving: the network's slot functions answer from the symbolic network, and the
-    history updates from the arrays; with `ex`, the functions of MERGED_STATE are merged."""
+    """While deriving: the network's slot and link functions answer from the symbolic network and
+    links, and the history updates from the arrays; with `ex`, the functions of MERGED_STATE are
+    merged."""
     saved = [(network, "at", network.at), (network, "put", network.put), (network, "update", network.update),
              (network, "count", network.count), (quorum, "elect", quorum.elect), (quorum, "commit", quorum.commit),
              (client, "fatal", client.fatal)]
@@ -426,6 +433,14 @@ def symbolic_model(ex: Explorer | None = None) -> Iterator[None]:
     network.update = lambda s, slots, change: s._replace(
         network=s.network.update([s.network.key(*k) for k in slots], change))
     network.count = lambda s: s.network.count()
+    links = {"cut": lambda s, link: s._replace(cut_links=s.cut_links.with_flag(link, True)),
+             "heal": lambda s, link: s._replace(cut_links=s.cut_links.with_flag(link, False))}
+    for name, sym in links.items():
+        f = getattr(network, name)
+        for m in _KRAFT_MODULES:
+            if getattr(m, name, None) is f:
+                saved.append((m, name, f))
+                setattr(m, name, sym)
     quorum.elect, quorum.commit, client.fatal = sym_elect, sym_commit, sym_fatal
     for name in _RULES:
         saved.append((rules, name, getattr(rules, name)))

@@ -329,15 +329,15 @@ class SizeReport:
 AGREE = "agree"  # the tier `agreement_kept` assumes
 
 
-def _query(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, names: list[str], extra: Callable[..., list[Any]],
+def _query(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, names: list[str], extra: list[Any],
            p: K.State, u: list[Any], values: dict[Any, list[Any]]) -> list[Any]:
     """The premises every query shares (a pre-state of the domain, well typed, where the model takes
-    the step without raising; an every-size state abstracting it that satisfies `names`)."""
+    the step without raising; an every-size state abstracting it that satisfies `names`), and `extra`."""
     from checker.proofs.kraft_param_inv import formula
 
     g = lambda f: ground(f, values)  # noqa: E731
     return [g(K.quorum_axiom()), D.domain(layout, pre), well_typed(layout, pre), d.step.guard, z3.Not(d.crash),
-            *abstraction(layout, pre, p, u), *(g(formula(x)(c, p)) for x in names), *extra()]
+            *abstraction(layout, pre, p, u), *(g(formula(x)(c, p)) for x in names), *extra]
 
 
 def _encoding_step(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, p: K.State, u: list[Any],
@@ -363,7 +363,7 @@ def check(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, names: list[str],
     u, qs, facts = world(layout.n)
     values = {K.Node: u, K.Quorum: qs}
     p, _ = K.fresh("P_")
-    query = [facts, *_query(d, layout, pre, c, names, list, p, u, values)]
+    query = [facts, *_query(d, layout, pre, c, names, [], p, u, values)]
     post = d.step.post
     ppost, st = _encoding_step(d, layout, pre, c, p, u, "")
     if st is None:
@@ -386,7 +386,7 @@ def agreement_kept(d: D.Derived, layout: Layout, pre: Sym, c: K.PCtx, names: lis
     u, qs, facts = world(layout.n)
     values = {K.Node: u, K.Quorum: qs}
     p, _ = K.fresh("A_")
-    query = [facts, *_query(d, layout, pre, c, names, lambda: agreement(layout, pre, p, u), p, u, values)]
+    query = [facts, *_query(d, layout, pre, c, names, agreement(layout, pre, p, u), p, u, values)]
     post = d.step.post
     ppost, st = _encoding_step(d, layout, pre, c, p, u, "a_")
     if st is None:

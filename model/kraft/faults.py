@@ -7,7 +7,7 @@ already allow.
 from __future__ import annotations
 
 from model.kraft import quorum as Q
-from model.kraft.network import drop_addressed_to, find, remove
+from model.kraft.network import cut, drop_addressed_to, find, heal, remove
 from model.kraft.quorum import Context, restart_process
 from model.kraft.state import KraftState, fresh_node
 
@@ -61,7 +61,7 @@ def cut_link(s: KraftState, c: Context, a: int, b: int) -> KraftState | None:
     link = (min(a, b), max(a, b))
     if a == b or link in s.cut_links or not may_fault(s, c, s.cuts, c.p.partitions):
         return None
-    return s._replace(cut_links=tuple(sorted(s.cut_links + (link,))), cuts=s.cuts + 1)
+    return cut(s, link)._replace(cuts=s.cuts + 1)
 
 
 def heal_link(s: KraftState, c: Context, a: int, b: int) -> KraftState | None:
@@ -69,4 +69,4 @@ def heal_link(s: KraftState, c: Context, a: int, b: int) -> KraftState | None:
     link = (min(a, b), max(a, b))
     if link not in s.cut_links:
         return None
-    return s._replace(cut_links=tuple(x for x in s.cut_links if x != link))
+    return heal(s, link)

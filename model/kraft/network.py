@@ -8,7 +8,9 @@ request of an RPC, or its response, is in flight per (requester, responder) pair
 *slot* (rpc, requester, responder) holds it. The actions reach the network only through the
 functions below, and these only through the four slot functions `at`, `put`, `update` and
 `count`. The proofs run the actions on a symbolic network that answers those four with terms over
-a slot array (checker/proofs/derive.py), so no action iterates over the messages itself.
+a slot array (checker/proofs/derive.py), so no action iterates over the messages itself. The cut
+links likewise: `link_cut`, `cut` and `heal` take one link, and the proofs answer them with one
+flag per link.
 """
 from __future__ import annotations
 
@@ -128,5 +130,18 @@ def _slots(s: KraftState, node: int, requester: bool) -> list[Slot]:
     return [(rpc, node, j) if requester else (rpc, j, node) for rpc in REQUESTS for j in others]
 
 
+# --- the cut links: asked and changed one link at a time, as for the slots ------------------------
+
+
 def link_cut(s: KraftState, a: int, b: int) -> bool:
     return (min(a, b), max(a, b)) in s.cut_links
+
+
+def cut(s: KraftState, link: tuple[int, int]) -> KraftState:
+    """`link` is cut too. The tuple stays sorted, hence canonical."""
+    return s._replace(cut_links=tuple(sorted(s.cut_links + (link,))))
+
+
+def heal(s: KraftState, link: tuple[int, int]) -> KraftState:
+    """`link` is no longer cut."""
+    return s._replace(cut_links=tuple(x for x in s.cut_links if x != link))
