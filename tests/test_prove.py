@@ -182,6 +182,25 @@ def test_k1_k2_break_a_completeness_lemma_kafka_keeps_it(variant, preset, action
     assert preserves(ctx, ["leader_completeness"], action, lemma) == "holds"
 
 
+@pytest.mark.parametrize("variant,preset,action,targets,lemma", [
+    ("commit-by-count", "figure8", A.HandleFetchRequest(0, 1), ["leader_completeness"], "committed_quorum"),
+    ("vote-without-log-check", "elections", A.HandleVoteRequest(0, 1), ["leader_completeness"], "vote_snapshot"),
+    ("vote-not-persisted", "restart", A.Restart(0), ["election_safety"], "vote_record"),
+    ("same-identity-after-disk-loss", "disk-loss", A.DiskLoss(0), ["election_safety"], "vote_record"),
+])
+def test_each_kraft_bug_variant_fails_its_proof_on_the_derived_relation(variant, preset, action, targets, lemma):
+    """K1 to K4 as `kcheck prove` asks them at a fixed size: on the relation derived from the
+    variant's Python, the action breaks the lemma (a CTI); Kafka 4.1's derived action keeps it."""
+    from checker.proofs import derived
+
+    for v, want in ((variant, CTI), ("kafka-4.1", PROVED)):
+        ctx, _ = ctx_of(preset, v)
+        o = derived.prove(derived.context(ctx.p, v, actions=[action]), targets, timeout_s=120, only=[action])
+        assert o.result == want, (v, o.result, o.reason)
+        if want == CTI:
+            assert (o.cti.conjunct, o.cti.action) == (lemma, action)
+
+
 def test_cli_k2_prints_the_cti_with_its_ghosts(capsys):
     """`kcheck prove --variant vote-without-log-check` (its preset) fails with a CTI naming the
     lemma and the action, exit 1; the JSON carries the ghost arrays of the CTI's state."""
