@@ -96,8 +96,9 @@ def test_heartbeat_speaks_only_after_silence() -> None:
 
 def test_prove_has_a_heartbeat(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(heartbeat, "EVERY", 0.01)
-    assert cli.main(["prove", "--model", "kraft", "--preset", "smoke", "--bmc", "1"]) == 0
+    # two voters: the BMC derives every action instance first (seconds; at three, a minute)
+    assert cli.main(["prove", "--model", "kraft", "--preset", "smoke", "--size", "2", "--bmc", "1"]) == 0
     err = capsys.readouterr().err
     assert "kcheck: prove --bmc: still running" in err
-    assert cli.main(["prove", "--model", "kraft", "--preset", "smoke", "--bmc", "1", "--quiet"]) == 0
+    assert cli.main(["prove", "--model", "kraft", "--preset", "smoke", "--size", "2", "--bmc", "1", "--quiet"]) == 0
     assert capsys.readouterr().err == ""
