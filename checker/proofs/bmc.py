@@ -120,8 +120,7 @@ def _bmc(ctx: Any, model: Any, targets: Sequence[str], depth: int, timeout_s: fl
             m = solver.model()
             taken = [enc.concrete_action(ctx, acts[m.eval(sel, model_completion=True).as_long()], m, states[x])
                      for x, sel in enumerate(sels)]
-            if not any(z3.is_true(m.eval(z3.Not(formula(n)(ctx, states[-1])), model_completion=True))
-                       for n in targets):
+            if z3.is_true(m.eval(raised, model_completion=True)):  # first: the last successor is not the model's
                 which = [repr(a) for a, c in raising
                          if z3.is_true(m.eval(z3.substitute(c, *before), model_completion=True))]
                 out.result, out.depth = UNKNOWN, k - 1
