@@ -737,6 +737,16 @@ def test_a_bmc_of_an_edited_kraft_model_runs_on_the_edit(tmp_path):
     assert out["encoding_check"]["model_sha256"] != checked_against.current("kraft")["model"]
 
 
+def test_derive_with_bmc_is_refused_for_replication_only(capsys):
+    """Replication's relation is derived under the proof's invariant, which BMC does not assume:
+    `--derive --bmc` is refused there, one line, exit 2; kraft's BMC is of the derived relation."""
+    assert main(["prove", "--model", "replication", "--preset", "smoke", "--size", "2", "--derive", "--bmc", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kcheck: error: --derive --bmc: ") and err.count("\n") == 1
+    assert main(["prove", "--model", "kraft", "--preset", "smoke", "--size", "1", "--derive", "--bmc", "1",
+                 "--quiet"]) == 0
+
+
 def test_prove_refuses_a_bmc_of_an_edited_replication_model(tmp_path):
     """A replication BMC's "ok within the bound" is of the hand-written encoding: refused for an edit."""
     p = _prove_edited(tmp_path, "model/replication/partition.py",
