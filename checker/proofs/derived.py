@@ -136,10 +136,8 @@ def encoding(base: Any, name: str, domain: Callable[[Any, Sym], Any], derived: B
         return Step(rename(d.step.guard), Sym({k: rename(v) for k, v in d.step.post.f.items()}))
 
     def transition(ctx: Any, pre: Sym, post: Sym, acts: list[Any] | None = None, selector: Any = None) -> Any:
-        """Next(pre, post): the domain once, not once per guard (each derived guard holds it)."""
         acts = list(every) if acts is None else acts
-        dom = domain(ctx.layout, pre)
-        return z3.And(dom, relation([without(step(ctx, pre, a), dom) for a in acts], pre, post, selector))
+        return relation([step(ctx, pre, a) for a in acts], pre, post, selector)
 
     def crash(ctx: Any, pre: Sym, acts: list[Any]) -> tuple[Any, list[tuple[Any, Any]]]:
         """(where one of `acts` makes the model raise from `pre`, [(action, its condition)])."""
@@ -154,18 +152,6 @@ def encoding(base: Any, name: str, domain: Callable[[Any, Sym], Any], derived: B
 
     return SimpleNamespace(**{**vars(base), "name": name, "step": step, "transition": transition,
                               "actions": lambda ctx: list(every), "domain": domain, "crash": crash})
-
-
-def without(st: Step, dom: Any) -> Step:
-    """`st` with the conjuncts of its guard that are conjuncts of `dom` left out (to be asserted once)."""
-    if not z3.is_and(st.guard):
-        return st
-    known = {c.get_id() for c in (dom.children() if z3.is_and(dom) else [dom])} | {dom.get_id()}
-
-    def implied(c: Any) -> bool:
-        return c.get_id() in known or (z3.is_and(c) and all(implied(x) for x in c.children()))
-    kept = [c for c in st.guard.children() if not implied(c)]
-    return Step(z3.And(kept) if kept else z3.BoolVal(True), st.post)
 
 
 def renamer(old: Sym, new: Sym) -> Callable[[Any], Any]:
