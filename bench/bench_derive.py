@@ -1,5 +1,5 @@
 """The KRaft relation derived from the model's Python (checker/proofs/derive.py) against the
-hand-written one (checker/proofs/kraft_next.py).
+hand-written test oracle (tests/oracles/kraft_next.py).
 
 Part 1, per action instance (3 voters, every config key at its default, Kafka 4.1): the paths
 explored (enabled, crashing), the derivation time, and `derive.compare`'s verdict with its time:
@@ -16,24 +16,28 @@ each proof's result and seconds. Part 3 (`--bmc K`): `--bmc K` on both relations
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import z3
 
-from checker.config import load_config
-from checker.proofs import derive as D
-from checker.proofs import derived
-from checker.proofs import kraft_next as N
-from checker.proofs.induction import conjuncts_for, formula, prove, representatives
-from checker.proofs.kraft_inv import DEFAULT_TARGETS
-from checker.proofs.kraft_state import fresh
-from model.kraft.params import CONFIG_KEYS, Params
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test oracle: tests/oracles/kraft_next.py
+
+from checker.config import load_config  # noqa: E402
+from checker.proofs import derive as D  # noqa: E402
+from checker.proofs import derived  # noqa: E402
+from checker.proofs.induction import conjuncts_for, formula, prove, representatives  # noqa: E402
+from checker.proofs.kraft_inv import DEFAULT_TARGETS  # noqa: E402
+from checker.proofs.kraft_state import fresh  # noqa: E402
+from model.kraft.params import CONFIG_KEYS, Params  # noqa: E402
+from tests.oracles import kraft_next as N  # noqa: E402
 
 
 def compare_all(kinds: list[str]) -> None:
     p = Params.from_config({**{k.name: k.default for k in CONFIG_KEYS}, "voters": 3})
-    ctx, nctx = D.contexts(p)
+    ctx, nctx = D.contexts(p, cls=N.Ctx)
     pre = fresh(nctx.layout, "pre_")
     inv = z3.And([formula(n)(nctx, pre) for n in conjuncts_for(DEFAULT_TARGETS)])
     verdicts: Counter[str] = Counter()

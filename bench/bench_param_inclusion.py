@@ -20,7 +20,7 @@ from typing import Any
 from checker.config import load_config
 from checker.proofs import param_inclusion as PI
 from checker.proofs.induction import representatives
-from checker.proofs.kraft_next import Ctx
+from checker.proofs.kraft_ctx import Ctx
 from checker.proofs.kraft_param import PCtx
 from checker.proofs.kraft_param_inv import INVARIANTS, conjuncts
 from model.kraft.params import Params

@@ -11,14 +11,18 @@ result is "proved" (null if none). With --bmc K, BMC to depth K on the same pres
 kraft runs on the relation derived from the model's Python, as `kcheck prove` does: each row
 gives the derivation's seconds apart (`derivation_seconds`, the derivation cache as
 $KCHECK_CACHE_DIR says) and, with --baseline, the same proof on the hand-written relation
-(checker/proofs/kraft_next.py) in the same run, and the ratio of the two proofs' seconds.
+(the test oracle, tests/oracles/kraft_next.py) in the same run, and the ratio of the two proofs' seconds.
 Replication runs on the hand-written relation, as `kcheck prove` does on the recorded sources.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test oracle: tests/oracles/kraft_next.py
 
 from checker.config import load_config
 from checker.proofs.prove import _SIZE_KEY, _encoding
@@ -63,6 +67,9 @@ def main() -> None:
                "slowest": max(((c.what, round(c.seconds, 2)) for c in o.checks), key=lambda x: x[1], default=None),
                "cti": None if o.cti is None else {"conjunct": o.cti.conjunct, "action": repr(o.cti.action)}}
         if args.baseline and derivation is not None:
+            from tests.oracles.kraft_next import Ctx as OracleCtx
+
+            hand = OracleCtx.of(hand.p, rc.variant)
             t0 = time.monotonic()
             b = prove(hand, targets, timeout_s=args.timeout)
             row["hand_written"] = {"result": b.result, "seconds": round(time.monotonic() - t0, 2),

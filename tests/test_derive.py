@@ -1,5 +1,5 @@
 """checker/proofs/derive.py and derived.py: the relation derived from the model's Python equals
-the hand-written one (kraft_next), the history updates it answers on arrays abstract the Python
+the hand-written oracle (tests/oracles/kraft_next.py), the history updates it answers on arrays abstract the Python
 ones, a model edit shows up as a difference naming the action, and the induction on the derived
 relation does not prove an edit that breaks leader completeness."""
 from __future__ import annotations
@@ -14,12 +14,13 @@ from model.kraft import actions as A
 from model.kraft import client, faults, quorum, rules
 from model.kraft.params import CONFIG_KEYS, Params
 from model.kraft.state import History, initial_state
+from tests.oracles.kraft_next import Ctx as OracleCtx
 
 
 @pytest.fixture(scope="module")
 def ctxs():
     p = Params.from_config({**{k.name: k.default for k in CONFIG_KEYS}, "voters": 3})
-    return D.contexts(p)
+    return D.contexts(p, cls=OracleCtx)
 
 
 def test_cheap_actions_equal_the_hand_encoding(ctxs):
@@ -209,7 +210,7 @@ def test_merging_paths_changes_no_relation(two_voters, monkeypatch, action):
     """Merging a model function's paths at its return (derive.merged_state), explored under the
     path or memoised on its arguments' terms, gives the relation the plain path-by-path
     derivation gives, with fewer paths."""
-    ctx, nctx = D.contexts(two_voters)
+    ctx, nctx = D.contexts(two_voters, cls=OracleCtx)
     pre = fresh(nctx.layout, "m_")
     dom = D.domain(nctx.layout, pre)
     out = {}

@@ -7,7 +7,7 @@ import z3
 from checker.config import load_config
 from checker.proofs import kraft_param as K
 from checker.proofs import param_inclusion as PI
-from checker.proofs.kraft_next import Ctx
+from checker.proofs.kraft_ctx import Ctx
 from checker.proofs.kraft_param_inv import conjuncts
 from checker.proofs.param_conformance import world
 from model.kraft import actions as A

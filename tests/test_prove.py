@@ -19,7 +19,7 @@ from checker.config import load_config
 from checker.proofs import kraft_inv
 from checker.proofs.bmc import bmc
 from checker.proofs.induction import CTI, PROVED, conjuncts_for, formula, preserves, prove, representatives
-from checker.proofs.kraft_next import Ctx, step
+from tests.oracles.kraft_next import Ctx, step
 from checker.proofs.kraft_state import fresh, init_constraint
 from model.kraft import actions as A
 from model.kraft.params import Params

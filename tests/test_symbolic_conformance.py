@@ -8,8 +8,8 @@ import z3
 
 from checker.config import load_config
 from checker.proofs import conformance as C
-from checker.proofs import kraft_next
-from checker.proofs.kraft_next import Ctx
+from tests.oracles import kraft_next
+from tests.oracles.kraft_next import Ctx
 from model.kraft import actions as A
 from model.kraft.params import Params
 
@@ -112,7 +112,7 @@ def test_the_cross_check_prove_runs_on_an_edited_model_passes_on_this_one():
     """checker.proofs.conformance.cross_check, which `kcheck prove` runs when the model's sources
     are not those the encoding was last checked against: on the unedited model the two agree, on a
     sample that takes the elections, the replication and the faults."""
-    r = C.cross_check("kraft")
+    r = C.cross_check("kraft", ctx_class=Ctx)
     assert r.passed, r.first
     assert r.states > 250 and r.transitions > 700
     assert {"ElectionTimeout", "SendVote", "HandleVoteRequest", "HandleVoteResponse", "ClientAppend", "SendFetch",
@@ -129,26 +129,37 @@ def test_the_cross_check_names_where_a_drifted_encoding_parts(monkeypatch):
         return kraft_next.Step(z3.And(st.guard, z3.BoolVal(False)), st.post)
 
     monkeypatch.setitem(kraft_next.HANDLERS, A.HandleVoteRequest, never_grants)
-    r = C.cross_check("kraft")
+    r = C.cross_check("kraft", ctx_class=Ctx)
     assert not r.passed and r.first.action.startswith("HandleVoteRequest(")
     assert r.first.how == "the model takes this step and the encoding forbids it" and r.preset == "smoke"
 
 
 def test_a_lone_voters_initial_state_is_the_encodings_init():
     """KafkaRaftClient.initialize makes a lone voter Leader of epoch 1 before any step
-    (quorum.initialize): the encoding's Init (kraft_next.init) holds of the model's initial state
-    and of no other, with one voter and with three, without the LeaderChange record's room too."""
-    from checker.proofs import kraft_state
+    (quorum.initialize): the derived Init (derived.initial, what every proof takes) and the
+    oracle's (kraft_next.init) each hold of the model's initial state and of no other, with one
+    voter and with three, without the LeaderChange record's room too."""
+    from checker.proofs import derived, kraft_state
     from checker.proofs.encodings import encoding_context
+    from model.kraft.quorum import Context
+    from model.kraft.variants import Protocol
 
     for variant, overrides in (("kafka-4.1", ["voters=1"]), ("no-pre-vote", ["voters=1"]),
                                ("kafka-4.1", ["voters=1", "max_log=0"]), ("kafka-4.1", ["voters=3"])):
         rc = load_config(model="kraft", preset="default", variant=variant, overrides=["symmetry=false", *overrides])
-        ctx = encoding_context("kraft", rc.config, variant)
+        ctx = encoding_context("kraft", rc.config, variant, Ctx)
         (s0,) = rc.build().init_states()
         sym = kraft_state.fresh(ctx.layout, "i_")
-        init, same = kraft_next.init(ctx, sym), kraft_state.matches(ctx.layout, sym, s0)
-        for claim, want in ((z3.And(init, same), z3.sat), (z3.And(init, z3.Not(same)), z3.unsat)):
-            solver = z3.Solver()
-            solver.add(claim)
-            assert solver.check() == want, (variant, overrides)
+        derived_init = derived.initial(Context(ctx.p, Protocol.of(variant)), ctx.layout)
+        same = kraft_state.matches(ctx.layout, sym, s0)
+        for init in (kraft_next.init(ctx, sym), derived_init(ctx, sym)):
+            for claim, want in ((z3.And(init, same), z3.sat), (z3.And(init, z3.Not(same)), z3.unsat)):
+                solver = z3.Solver()
+                solver.add(claim)
+                assert solver.check() == want, (variant, overrides)
+        if ctx.n != 1:
+            continue  # the oracle's Init is then init_constraint on the state itself, with no init0_ state
+        # the proof-only ghosts too: the two are one (both over the same formatted state, init0_)
+        solver = z3.Solver()
+        solver.add(z3.Xor(kraft_next.init(ctx, sym), derived_init(ctx, sym)))
+        assert solver.check() == z3.unsat, (variant, overrides)

@@ -1,4 +1,4 @@
-"""Cross-check the KRaft encoding against the Python model (mypyvy's "check fast code against
+"""Cross-check a hand-written encoding against the Python model (mypyvy's "check fast code against
 dumb code"): on a bounded breadth-first sample of reachable states,
 
   - every transition the model takes satisfies the symbolic relation with the concrete pre-
@@ -7,9 +7,10 @@ dumb code"): on a bounded breadth-first sample of reachable states,
     exactly the model's successors (`check_successors`).
 
 `cross_check` runs both on a fixed sample of each model (SAMPLES) and stops where the two part:
-`kcheck prove` runs it when the model's sources differ from the ones its encoding was last
-checked against (checker/proofs/checked_against.py), and the tests
-(tests/test_symbolic_conformance.py, tests/test_symbolic_replication.py) run it as it is.
+the record (python -m checker.proofs.record) runs it on replication's fixed-size encoding before
+recording its sources (checker/proofs/checked_against.py), and the tests run it on that encoding
+and on KRaft's hand-written test oracle (tests/test_symbolic_replication.py,
+tests/test_symbolic_conformance.py). A sample can show two relations differ, never that they agree.
 """
 from __future__ import annotations
 
@@ -360,9 +361,12 @@ class CrossCheck:
                     "action": self.first.action, "how": self.first.how, "preset": self.preset}}
 
 
-def cross_check(model: str, variant: str = "kafka-4.1", progress: Callable[[str], None] | None = None) -> CrossCheck:
-    """The encoding of `model` against the Python model on SAMPLES[model], both ways (every model
-    transition is an encoded one, every encoded successor a model one), stopping where they part."""
+def cross_check(model: str, variant: str = "kafka-4.1", progress: Callable[[str], None] | None = None,
+                ctx_class: Any = None) -> CrossCheck:
+    """The hand-written encoding of `model` against the Python model on SAMPLES[model], both ways
+    (every model transition is an encoded one, every encoded successor a model one), stopping
+    where they part. `ctx_class`: the encoding's Ctx class (KRaft's hand-written relation is a
+    test oracle, tests/oracles/kraft_next.py, whose Ctx the tests pass here)."""
     from checker.config import load_config
     from checker.proofs.encodings import encoding_context
 
@@ -373,7 +377,7 @@ def cross_check(model: str, variant: str = "kafka-4.1", progress: Callable[[str]
             rc = load_config(model=model, preset=part.preset, variant=part.variant or variant,
                              overrides=list(part.overrides))
             built = rc.build()
-            steps = Steps(encoding_context(model, rc.config, part.variant or variant))
+            steps = Steps(encoding_context(model, rc.config, part.variant or variant, ctx_class))
             states = distinct_phases(built, part.phases) if part.phases else []
             if part.walks:
                 states += walk_sample(built, walks=part.walks, depth=part.depth, seed=part.seed)

@@ -24,7 +24,8 @@ The stand-in state follows kraft_state's layout:
 
 The proof-only ghosts (kraft_state.GHOSTS: vote_hist, elog, ack, vle, vleo) have no Python
 counterpart; `ghosts` sets them from the derived pre- and post-state (a new standard vote, a
-leader's log as it grows, a Fetch sent), as kraft_next.py does at the corresponding calls.
+leader's log as it grows, a Fetch sent), as the hand-written oracle (tests/oracles/kraft_next.py)
+does at the corresponding calls.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from typing import Any, Callable, Iterator
 
 import z3
 
-from checker.proofs import kraft_next as N
+from checker.proofs import kraft_ctx as N
 from checker.proofs.kraft_state import EMPTY, REQUEST, RESPONSE, RPCS, SLOT_COMMON, SLOT_FIELDS, Layout, fresh
 from checker.proofs.symbolic import (  # noqa: F401 (the stand-ins, also for derive's users)
     CRASHES, Explorer, OutOfLayout, SBool, SInt, Unsupported, _arg_key, _same, _z, derived_step, merged,
@@ -156,7 +157,7 @@ class SymNetwork:
 
     def terms_of(self, key: Any, m: Any) -> dict[Any, Any]:
         """The slot's variables once it holds `m` (None: empty; the other fields keep their
-        values, meaningless while the slot is empty, as in kraft_next)."""
+        values, meaningless while the slot is empty, as in the hand-written oracle)."""
         r, a, b = key
         if m is None:
             return {("st",) + key: z3.IntVal(EMPTY)}
@@ -601,13 +602,13 @@ def post_of(layout: Layout, pre: Sym, s0: KraftState, s: KraftState) -> dict[Any
 
 
 def last_epoch(layout: Layout, s: Sym, i: int) -> Any:
-    """kraft_next.last_epoch on a layout: the epoch of the last entry, 0 for an empty log."""
+    """kraft_ctx.last_epoch on a layout: the epoch of the last entry, 0 for an empty log."""
     return N.last_epoch(_Dims(layout), s, i)
 
 
 @dataclass(frozen=True)
 class _Dims:
-    """What kraft_next's log helpers read of a Ctx."""
+    """What kraft_ctx's log helpers read of a Ctx."""
 
     layout: Layout
 
@@ -683,13 +684,16 @@ class Derived:
     checks: int = 0  # the solver checks the exploration made (0: read from the derivation cache)
 
 
+INITIALIZE = "quorum.initialize"  # what derived.initial derives, through `step`, in place of an action
+
+
 def derive(ctx: Context, layout: Layout, pre: Sym, action: Any, domain: Any,
            step: Callable[[Any, Any, Callable[[Any, Any], Any]], Any] | None = None) -> Derived:
     """Run the model's action on the stand-in state along every feasible path. The successor is
     model.next_state's: last_event reset first. `step(state, action, base)`: a plugin's changed
     transition (model/extension.py's `next_state`), run on the stand-in state with `base` the
-    model's own step."""
-    own = _STEP[type(action)]
+    model's own step; or, for INITIALIZE, the model's function that makes its initial state."""
+    own = _STEP.get(type(action))
 
     def fn(s: Any, c: Context, a: Any) -> Any:
         if step is None:
@@ -784,7 +788,8 @@ class Comparison:
 def compare(ctx: Context, nctx: N.Ctx, action: Any, timeout_ms: int = 60000, pre: Sym | None = None,
             assume: Any = None, derived: Derived | None = None) -> Comparison:
     """Z3: on the domain (and `assume`, a formula over `pre`, when given), where the model does
-    not raise, the derived and hand-written relations of `action` have the same guard and, when
+    not raise, the derived relation of `action` and the one `nctx`'s encoding has (the
+    hand-written oracle's, tests/oracles/kraft_next.py) have the same guard and, when
     enabled, the same value of every variable that stands for part of the Python state
     (`meaningful`) and of every ghost. `derived`: the action already derived on `pre`."""
     layout = nctx.layout
@@ -794,7 +799,9 @@ def compare(ctx: Context, nctx: N.Ctx, action: Any, timeout_ms: int = 60000, pre
     if d.step is None:
         return Comparison(action, d, "unsupported", d.why)
     t = time.perf_counter()
-    h = N.step(nctx, pre, action)
+    from checker.proofs.induction import encoding_of
+
+    h = encoding_of(nctx).step(nctx, pre, action)
     hand = time.perf_counter() - t
     t = time.perf_counter()
     checks: list[tuple[Any, Any]] = [("guard", z3.Xor(d.step.guard, h.guard))]
@@ -833,8 +840,9 @@ def _show(m: z3.ModelRef, pre: Sym, key: Any, derived: Sym, hand: Sym) -> str:
     return " ".join(out[:32])
 
 
-def contexts(p: Any, variant: str = "kafka-4.1") -> tuple[Context, N.Ctx]:
-    return Context(p, Protocol.of(variant)), N.Ctx.of(p, variant)
+def contexts(p: Any, variant: str = "kafka-4.1", cls: type = N.Ctx) -> tuple[Context, N.Ctx]:
+    """(the model's Context, the encoding's Ctx of class `cls`) of a configuration."""
+    return Context(p, Protocol.of(variant)), cls.of(p, variant)
 
 
 def action_kinds() -> list[type]:

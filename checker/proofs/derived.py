@@ -1,7 +1,10 @@
-"""Induction on the relation derived from the KRaft model as written (checker/proofs/derive.py)
-instead of the hand-written one (kraft_next.py): the same engine (induction.prove), the same
-state layout, invariants and lemmas (kraft_inv.py, written by hand: they are the proof's
-content), the same Init; only `step` and `transition` come from the model's Python.
+"""Induction and BMC on the relation derived from the KRaft model as written
+(checker/proofs/derive.py): the engines (induction.prove, bmc.bmc), the state layout
+(kraft_state.py) and the invariants and lemmas (kraft_inv.py, written by hand: they are the
+proof's content) are the same for every relation; `step`, `transition` and `Init` come from the
+model's Python. Init is the model's freshly formatted state (kraft_state.init_constraint: the
+model's own `initial_state`, the encoding's ghosts empty) after quorum.initialize, derived as an
+action is.
 
     ctx = derived.context(params, variant)          # derives every action instance once
     outcome = derived.prove(ctx, targets, timeout_s, symmetric, progress)
@@ -23,11 +26,12 @@ import z3
 from checker.proofs import derive as D
 from checker.proofs.derivation_cache import Cache
 from checker.proofs import induction
-from checker.proofs import kraft_next as N
+from checker.proofs import kraft_ctx as N
 from checker.proofs.induction import Check, Outcome
-from checker.proofs.kraft_state import fresh
+from checker.proofs.kraft_state import fresh, init_constraint
 from checker.proofs.term import Step, Sym, relation
 from model.kraft.params import Params
+from model.kraft import quorum as Q
 from model.kraft.quorum import Context
 from model.kraft.variants import Protocol
 
@@ -36,7 +40,7 @@ PREFIX = "s_"  # induction.prove's pre-state names: the derived steps are made o
 
 @dataclass(frozen=True)
 class DerivedCtx(N.Ctx):
-    """A kraft_next.Ctx whose encoding's relation is the derived one (induction.encoding_of
+    """A kraft_ctx.Ctx whose encoding's relation is the derived one (induction.encoding_of
     takes `encoding`)."""
 
     encoding: Any = field(default=None, compare=False, hash=False)
@@ -91,9 +95,31 @@ def context(p: Params, variant: str = "kafka-4.1", actions: Sequence[Any] | None
         make = lambda: D.derive(mctx, base.layout, pre, a, dom, step)  # noqa: E731
         return make() if cache is None else cache.derive(a, make, pre)
     derived, spent, later = derive_all(derive, every, lazy, progress)
-    # the hand encoding's layout, Init, formulas and decoding, with the derived steps
-    enc = encoding(induction._kraft_encoding(), "kraft (derived)", D.domain, derived, pre, later, every)
+    enc = encoding(induction.kraft_base(), "kraft (derived)", D.domain, derived, pre, later, every)
+    enc.init = initial(mctx, base.layout)
     return DerivedCtx(base.p, base.proto, base.layout, enc, derived, spent, cache)
+
+
+def initial(mctx: Context, layout: Any) -> Callable[[Any, Sym], Any]:
+    """Init(ctx, sym): the model's formatted state, then quorum.initialize derived on it (when
+    first asked for, so that a plugin's decisions in force at the proof are in force here too)."""
+    made: list[Any] = []
+
+    def init(ctx: Any, sym: Sym) -> Any:
+        if not made:
+            pre = fresh(layout, "init0_")
+            d = D.derive(mctx, layout, pre, D.INITIALIZE, D.domain(layout, pre),
+                         lambda s, a, own: Q.initialize(s, mctx))
+            if d.step is None:
+                raise NotDerived(f"quorum.initialize: {d.why}")
+            raises = z3.Solver()
+            raises.add(init_constraint(layout, pre), d.crash)
+            if raises.check() != z3.unsat:  # derived over the whole domain; only the formatted state counts
+                raise NotDerived("quorum.initialize: the model raises on its formatted state")
+            made.append((pre, d.step))
+        pre, st = made[0]  # the formatted state pins `pre`: the initial states are st's posts from it
+        return z3.And(init_constraint(layout, pre), st.guard, *[sym[k] == st.post[k] for k in pre.keys()])
+    return init
 
 
 def derive_all(derive: Callable[[Any], Any], every: list[Any], lazy: bool,

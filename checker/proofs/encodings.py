@@ -10,7 +10,7 @@ def _encoding(model: str) -> tuple[Any, Any, Any, tuple[str, ...]]:
     """(Ctx class, Params class, the invariant formulas, the default targets) of a model."""
     if model == "kraft":
         from checker.proofs.kraft_inv import DEFAULT_TARGETS, INVARIANTS
-        from checker.proofs.kraft_next import Ctx
+        from checker.proofs.kraft_ctx import Ctx  # its relation is derived (derived.context)
         from model.kraft.params import Params
     else:
         from checker.proofs.replication_inv import DEFAULT_TARGETS, INVARIANTS  # type: ignore[assignment]
@@ -19,7 +19,7 @@ def _encoding(model: str) -> tuple[Any, Any, Any, tuple[str, ...]]:
     return Ctx, Params, INVARIANTS, DEFAULT_TARGETS
 
 
-def encoding_context(model: str, config: Any, variant: str) -> Any:
-    """The encoding's Ctx of a model's configuration and variant."""
+def encoding_context(model: str, config: Any, variant: str, ctx_class: Any = None) -> Any:
+    """The encoding's Ctx (of `ctx_class`, if given) of a model's configuration and variant."""
     Ctx, Params, _, _ = _encoding(model)
-    return Ctx.of(Params.from_config(dict(config)), variant)
+    return (ctx_class or Ctx).of(Params.from_config(dict(config)), variant)

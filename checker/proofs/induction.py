@@ -12,8 +12,10 @@ Z3 `unknown` (a timeout, or quantifier incompleteness) is reported as such, neve
 Voters are interchangeable (the model's symmetry, model/kraft/symmetry.py) and Inv is invariant
 under renaming, so by default one action per orbit is checked (node 0; the pair (0, 1)).
 
-The engine is generic: a Ctx with an `encoding` attribute (replication_inv.ENCODING) brings its
-own actions, step, state layout, formulas and lemmas; a Ctx without one is the KRaft encoding.
+The engine is generic: a Ctx with an `encoding` attribute (a derived context, derived.py and
+derived_replication.py) brings its own actions, step, state layout, formulas and lemmas; a
+replication Ctx without one is replication_next's (replication_inv.ENCODING). A KRaft relation is
+only ever derived: `kraft_base` is what a KRaft encoding has besides its relation.
 """
 from __future__ import annotations
 
@@ -25,22 +27,22 @@ import z3
 
 from checker import stop
 from checker.proofs.kraft_inv import INVARIANTS, LEMMAS, QUANTIFIED, SUPPORT
-from checker.proofs.kraft_next import Ctx, actions
+from checker.proofs.kraft_ctx import Ctx, actions
 from checker.proofs.term import Sym
 
 PROVED, CTI, UNKNOWN, VACUOUS, INTERRUPTED = "proved", "cti", "unknown", "vacuous", "interrupted"
 
 
-def _kraft_encoding() -> Any:
-    """What the engines need from the KRaft encoding (the default when a Ctx names none)."""
+def kraft_base() -> Any:
+    """What the engines need from a KRaft encoding besides its relation (`step`, `transition`,
+    `init`), which derived.py derives from the model's Python."""
     from types import SimpleNamespace
 
-    from checker.proofs import kraft_next, kraft_state
+    from checker.proofs import kraft_state
 
     return SimpleNamespace(
-        name="kraft", actions=kraft_next.actions, representatives=representatives, step=kraft_next.step,
-        transition=kraft_next.transition, fresh=kraft_state.fresh, key_name=kraft_state.key_name,
-        init=kraft_next.init, matches=kraft_state.matches,
+        name="kraft", actions=actions, representatives=representatives, fresh=kraft_state.fresh,
+        key_name=kraft_state.key_name, matches=kraft_state.matches,
         decode=kraft_state.decode, formula=formula, invariants=INVARIANTS, lemmas=LEMMAS, support=SUPPORT,
         quantified=QUANTIFIED, ghosts=ghosts, concrete_action=lambda ctx, a, model, pre: a,
         has_conflict=None,
@@ -48,9 +50,8 @@ def _kraft_encoding() -> Any:
 
 
 def encoding_of(ctx: Any) -> Any:
-    """The encoding a Ctx belongs to: its `encoding` attribute, the replication one for a
-    replication Ctx (checker/proofs/replication_inv.py, which imports the transition relation),
-    else the KRaft one."""
+    """The encoding a Ctx belongs to: its `encoding` attribute, else the replication one for a
+    replication Ctx (checker/proofs/replication_inv.py, which imports the transition relation)."""
     enc = getattr(ctx, "encoding", None)
     if enc is not None:
         return enc
@@ -58,7 +59,7 @@ def encoding_of(ctx: Any) -> Any:
 
     if isinstance(ctx, replication_next.Ctx):
         return replication_inv.ENCODING
-    return _kraft_encoding()
+    raise TypeError(f"{type(ctx).__name__}: a KRaft context has a relation only once derived (derived.context)")
 
 
 @dataclass

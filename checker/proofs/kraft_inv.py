@@ -12,9 +12,9 @@ from typing import Any, Callable
 
 import z3
 
-from checker.proofs.kraft_next import Ctx, last_epoch, log_end_offset_for_epoch, majority, select, truncation_offset
+from checker.proofs.kraft_ctx import Ctx, last_epoch, log_end_offset_for_epoch, majority, truncation_offset
 from checker.proofs.kraft_state import EMPTY, REQUEST, RESPONSE, FETCH_REQUEST
-from checker.proofs.term import Sym, at_least, at_most, count
+from checker.proofs.term import Sym, at_least, at_most, count, select
 from model.kraft.rules import (
     CANDIDATE, FOLLOWER, GRANTED, INVALID_VOTER_KEY, LEADER, NO_ID, NONE, PROSPECTIVE, RESIGNED, UNATTACHED,
     UNRECORDED,

@@ -1,6 +1,6 @@
 """The KRaft model for every number of voters: a Z3 encoding over an uninterpreted sort of nodes.
 
-The fixed-size encoding (kraft_state, kraft_next) has one variable per voter; here a state is a
+The fixed-size encoding (kraft_state, the relation derived by derive.py) has one variable per voter; here a state is a
 set of functions over the sort `Node` (role, epoch, vote, ... per node; messages per (src, dst)
 pair) and a voter set is the whole sort. A majority is a `Quorum`: an element of a second
 uninterpreted sort whose members are given by `member(node, quorum)`, with one axiom, any two

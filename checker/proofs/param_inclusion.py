@@ -530,7 +530,7 @@ def check_size(mctx: Any, layout: Layout, c: K.PCtx, actions: Sequence[Any], con
 
 # --- the check `kcheck prove --size any` runs (or reads from the record) -------------------------
 
-INCLUSION_FILES = ("term.py", "kraft_state.py", "kraft_next.py", "symbolic.py", "derive.py", "kraft_param.py",
+INCLUSION_FILES = ("term.py", "kraft_state.py", "kraft_ctx.py", "symbolic.py", "derive.py", "kraft_param.py",
                    "kraft_param_inv.py", "param_conformance.py", "param_inclusion.py")
 
 
@@ -558,7 +558,7 @@ def run_sizes(config: dict[str, Any], variant: str, c: K.PCtx, conjuncts: list[s
     """check_size at each number of voters, one action instance per orbit of voter renamings
     (induction.representatives), with the configuration's bounds; stops at the first failure."""
     from checker.proofs.induction import representatives
-    from checker.proofs.kraft_next import Ctx
+    from checker.proofs.kraft_ctx import Ctx
     from model.kraft.params import Params
     from model.kraft.quorum import Context
     from model.kraft.variants import Protocol

@@ -1,24 +1,31 @@
-"""The KRaft transition relation in Z3: one function per action of model/kraft/client.py,
+"""The hand-written KRaft transition relation in Z3, the test oracle of the relation derived from
+the model's Python (checker/proofs/derive.py): one function per action of model/kraft/client.py,
 faults.py and quorum.py, transcribed branch by branch (guard first, then effect), over the
 symbolic state of kraft_state. `step(ctx, s, action)` gives the action's guard and post-state
-as terms of the pre-state; `actions(ctx)` lists every action instance of the configuration in
-the model's order of kinds. Each function cites the Python function it mirrors (which cites
+as terms of the pre-state. Each function cites the Python function it mirrors (which cites
 Kafka); where Python branches on a state value the encoding builds both branches and merges
 them (`cases`/`ite`).
+
+No command proves on it: `kcheck prove` derives its relation from the model. The tests compare
+the two (`derive.compare`, on every state of the domain) and run the engines on both. A `Ctx`
+of this module carries this encoding (`encoding`), so induction and BMC take it as they take a
+derived context.
 
 Ghost updates (kraft_state.GHOSTS) are marked "ghost:"; no guard or effect reads them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import z3
 
-from checker.proofs.kraft_state import EMPTY, FETCH_REQUEST, REQUEST, RESPONSE, RPCS, Layout
+from checker.proofs import kraft_ctx
+from checker.proofs.kraft_ctx import actions, end_offset_for_epoch, last_epoch, majority, truncation_offset
+from checker.proofs.kraft_state import EMPTY, FETCH_REQUEST, REQUEST, RESPONSE, RPCS
 from checker.proofs.term import Step, Sym, at_least, at_most, cases, ite, relation, select, smax, smin, step_ite
 from model.kraft import actions as A
-from model.kraft.params import Params
 from model.kraft.rules import (
     CANDIDATE, FENCED_LEADER_EPOCH, FOLLOWER, GRANTED, INVALID_REQUEST, INVALID_VOTER_KEY, LEADER, NO_ID,
     NONE, NOT_LEADER_OR_FOLLOWER, PROSPECTIVE, REJECTED, RESIGNED, UNATTACHED, UNKNOWN_LEADER_EPOCH,
@@ -26,32 +33,19 @@ from model.kraft.rules import (
 )
 from model.kraft.state import (
     BQE_REQUEST, CHECK_QUORUM_RESIGN, DATA, ELECTED_AFTER_RESTART, FATAL_NON_MONOTONIC_HW,
-    FATAL_TRUNCATE_BELOW_HW, LEADER_CHANGE, MESSAGE_NAMES, NO_EVENT, PRE_VOTE_LOST, TRUNCATED, VOTE_REQUEST,
+    FATAL_TRUNCATE_BELOW_HW, LEADER_CHANGE, NO_EVENT, PRE_VOTE_LOST, TRUNCATED, VOTE_REQUEST,
 )
-from model.kraft.variants import Protocol
 
 T, F = z3.BoolVal(True), z3.BoolVal(False)
 
 
 @dataclass(frozen=True)
-class Ctx:
-    """The configuration and variant switches the actions read (model/kraft/quorum.Context)."""
-
-    p: Params
-    proto: Protocol
-    layout: Layout
-
-    @classmethod
-    def of(cls, p: Params, variant: str) -> "Ctx":
-        return cls(p, Protocol.of(variant), Layout.of(p))
+class Ctx(kraft_ctx.Ctx):
+    """A kraft_ctx.Ctx whose encoding is this module's relation."""
 
     @property
-    def n(self) -> int:
-        return self.p.n
-
-    @property
-    def L(self) -> int:
-        return self.p.max_log
+    def encoding(self) -> Any:
+        return ENCODING
 
 
 def ok(s: Sym) -> Step:
@@ -65,49 +59,12 @@ def no(s: Sym) -> Step:
 # --- node and log helpers ------------------------------------------------------------------------
 
 
-def last_epoch(c: Ctx, s: Sym, i: int) -> Any:
-    """rules.last_epoch: the epoch of the last entry, 0 for an empty log."""
-    leo = s[("leo", i)]
-    return select([s[("lep", i, k)] for k in range(c.L)], leo - 1, z3.IntVal(0))
-
-
 def entry_ep(c: Ctx, s: Sym, i: int, k: Any) -> Any:
     return select([s[("lep", i, x)] for x in range(c.L)], k, z3.IntVal(NO_ID))
 
 
 def entry_kind(c: Ctx, s: Sym, i: int, k: Any) -> Any:
     return select([s[("lkind", i, x)] for x in range(c.L)], k, z3.IntVal(NO_ID))
-
-
-def end_offset_for_epoch(c: Ctx, s: Sym, i: int, epoch: Any) -> tuple[Any, Any]:
-    """rules.end_offset_for_epoch over node i's log, as (offset, epoch)."""
-    return log_end_offset_for_epoch(c, [s[("lep", i, k)] for k in range(c.L)], s[("leo", i)], epoch)
-
-
-def log_end_offset_for_epoch(c: Ctx, eps: list[Any], length: Any, epoch: Any) -> tuple[Any, Any]:
-    """rules.end_offset_for_epoch of a log given by its entry epochs and length, as (offset, epoch).
-
-    The first offset whose epoch is above the one asked for starts the next larger cache entry;
-    the epoch of the last offset at or below it is the floor entry's epoch (both hold for any
-    log, monotonic or not)."""
-    L = c.L
-    above = [z3.And(k < length, eps[k] > epoch) for k in range(L)]
-    higher_start: Any = z3.IntVal(NO_ID)
-    for k in range(L - 1, -1, -1):
-        higher_start = z3.If(above[k], k, higher_start)
-    at_or_below = [z3.And(k < length, eps[k] <= epoch) for k in range(L)]
-    floor: Any = z3.IntVal(NO_ID)
-    for k in range(L):
-        floor = z3.If(at_or_below[k], eps[k], floor)
-    last = select(eps, length - 1, z3.IntVal(0))  # rules.last_epoch: 0 for an empty log
-    has_higher = z3.Or(above) if above else F
-    has_floor = z3.Or(at_or_below) if at_or_below else F
-    cond_cache = z3.And(epoch >= 0, length > 0)
-    off = z3.If(z3.And(cond_cache, last == epoch), length,
-                z3.If(z3.And(cond_cache, has_higher), higher_start, length))
-    ep = z3.If(z3.And(cond_cache, last == epoch), epoch,
-               z3.If(z3.And(cond_cache, has_higher), z3.If(has_floor, floor, epoch), last))
-    return off, ep
 
 
 def set_log(c: Ctx, s: Sym, i: int, eps: list[Any], kinds: list[Any], leo: Any) -> Sym:
@@ -136,10 +93,6 @@ def no_votes(c: Ctx, i: int) -> dict[Any, Any]:
 
 def no_ends(c: Ctx, i: int) -> dict[Any, Any]:
     return {("end", i, j): z3.IntVal(NO_ID) for j in range(c.n)}
-
-
-def majority(n: int) -> int:
-    return n // 2 + 1
 
 
 def is_vote_granted(c: Ctx, votes: list[Any]) -> Any:
@@ -481,7 +434,7 @@ def init(c: Ctx, sym: Sym) -> Any:
     pre = fresh(c.layout, "init0_")
     stand = z3.And(stands_at_start(c, pre, 0), may_stand_at_start(c, pre, 0))
     post = ite(stand, become_candidate(c, pre, 0), pre)
-    return z3.And(init_constraint(c.layout, pre), relation([Step(T, post)], pre, sym))
+    return z3.And(init_constraint(c.layout, pre), *[sym[k] == post[k] for k in pre.keys()])
 
 
 # --- timers ---------------------------------------------------------------------------------
@@ -761,14 +714,6 @@ def set_fatal(s: Sym, i: int, code: int) -> Sym:
     return s.set({("fatal", i, code): T})
 
 
-def truncation_offset(c: Ctx, s: Sym, i: int, div_off: Any, div_ep: Any) -> Any:
-    """rules.truncation_offset."""
-    leo = s[("leo", i)]
-    local_off, local_ep = end_offset_for_epoch(c, s, i, div_ep)
-    return z3.If(div_ep == 0, smin(div_off, leo),
-                 z3.If(local_ep == div_ep, smin(local_off, div_off), local_off))
-
-
 def handle_fetch_response(c: Ctx, s: Sym, src: int, i: int) -> Step:
     """client.handle_fetch_response."""
     k = (FETCH_REQUEST, i, src)
@@ -860,24 +805,6 @@ HANDLERS = {
 }
 
 
-def actions(c: Ctx) -> list[Any]:
-    """Every action instance of the configuration (the model's action values)."""
-    n = c.n
-    out: list[Any] = []
-    pairs = c.layout.pairs()
-    for i in range(n):
-        out += [A.ElectionTimeout(i), A.FetchTimeout(i), A.CheckQuorumTimeout(i), A.ClientAppend(i)]
-    out += [A.SendVote(i, j) for i, j in pairs]
-    out += [A.SendBeginQuorumEpoch(i, j) for i, j in pairs]
-    out += [A.SendFetch(i) for i in range(n)]
-    for kind in HANDLERS:
-        out += [kind(a, b) for a, b in pairs]
-    out += [A.Restart(i) for i in range(n)] + [A.DiskLoss(i) for i in range(n)]
-    out += [A.CutLink(a, b) for a, b in c.layout.links()] + [A.HealLink(a, b) for a, b in c.layout.links()]
-    out += [A.DropMessage(name, a, b) for name in MESSAGE_NAMES for a, b in pairs]
-    return out
-
-
 def step(c: Ctx, s: Sym, a: Any) -> Step:
     """The guard and post-state of action `a` from `s` (model.next_state: last_event is reset
     first)."""
@@ -916,3 +843,13 @@ def transition(c: Ctx, pre: Sym, post: Sym, acts: list[Any] | None = None, selec
     """Next(pre, post) over every action instance (term.relation; selector == the action index)."""
     acts = actions(c) if acts is None else acts
     return relation([step(c, pre, a) for a in acts], pre, post, selector)
+
+
+def _encoding() -> Any:
+    from checker.proofs.induction import kraft_base
+
+    return SimpleNamespace(**{**vars(kraft_base()), "name": "kraft (hand-written oracle)", "step": step,
+                              "transition": transition, "init": init})
+
+
+ENCODING = _encoding()
