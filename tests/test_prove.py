@@ -123,6 +123,24 @@ def test_bmc_without_violation_within_the_bound_is_ok():
     assert o.result == "ok" and o.depth == 2
 
 
+def test_bmc_time_limit_counts_the_solving_not_the_deriving():
+    """On a cold derivation cache a BMC derives every action instance before its first query:
+    that time is not the solver's budget (it was, and a first `--bmc 2` at 3 voters said
+    "unknown" at depth -1 with no reason). A limit spent by the solver says where it stopped."""
+    import time as clock
+
+    from checker.proofs import derived
+
+    _, model = ctx_of("smoke")
+    p = Params.from_config({**dict(load_config(model="kraft", preset="smoke").config)})
+    slow = derived.context(p, "kafka-4.1", lazy=True, progress=lambda d: clock.sleep(0.1))  # 0.1 s more per instance
+    o = bmc(slow, model, ["election_safety"], depth=1, timeout_s=2.0)
+    assert len(slow.derived) > 20  # so deriving alone took more than the limit
+    assert o.result == "ok" and o.depth == 1, o.reason
+    o = bmc(slow, model, ["election_safety"], depth=3, timeout_s=1e-9)
+    assert o.result == "unknown" and o.depth == -1 and "ran out before depth 0" in o.reason
+
+
 def test_cli_rejects_an_unknown_model(capsys):
     assert main(["prove", "--model", "nope"]) == 2
     assert "nope" in capsys.readouterr().err

@@ -77,7 +77,7 @@ def _bmc(ctx: Any, model: Any, targets: Sequence[str], depth: int, timeout_s: fl
     fresh, formula = enc.fresh, enc.formula
     lay = ctx.layout
     acts = enc.actions(ctx)
-    t_start = time.monotonic()
+    t_begin = time.monotonic()
     solver = z3.Solver()
     solver.set("ctrl_c", False)  # a stop is `interruptible`'s, not an "unknown"
     states = [fresh(lay, "b0_")]
@@ -89,11 +89,14 @@ def _bmc(ctx: Any, model: Any, targets: Sequence[str], depth: int, timeout_s: fl
     # a derived relation says nothing of a step where the model raises: such a state is looked for too
     raises, raising = enc.crash(ctx, tpl_pre, acts) if hasattr(enc, "crash") else (z3.BoolVal(False), [])
     stop.check()  # building the relation takes seconds: a request a Z3 callback swallowed
+    # the budget is the solver's: deriving the relation (minutes on a cold derivation cache) is not in it
+    t_start = time.monotonic()
     for k in range(depth + 1):
         t0 = time.monotonic()
         remaining = timeout_s - (t0 - t_start)
         if remaining <= 0:
             out.result = UNKNOWN
+            out.reason = f"the time limit (--timeout {timeout_s:g} s) ran out before depth {k}"
             break
         if k > 0:
             nxt = fresh(lay, f"b{k}_")
@@ -115,6 +118,8 @@ def _bmc(ctx: Any, model: Any, targets: Sequence[str], depth: int, timeout_s: fl
             progress(k, out.per_depth[-1])
         if r == z3.unknown:
             out.result = UNKNOWN
+            out.reason = (f"Z3 gave no answer at depth {k}: {solver.reason_unknown()} "
+                          f"({remaining:.0f} s of the time limit, --timeout {timeout_s:g} s, were left)")
             break
         if r == z3.sat:
             m = solver.model()
@@ -139,5 +144,5 @@ def _bmc(ctx: Any, model: Any, targets: Sequence[str], depth: int, timeout_s: fl
             break
         solver.add(z3.Not(bad))  # unsatisfiable: a fact of every deeper query
         out.depth = k
-    out.seconds = time.monotonic() - t_start
+    out.seconds = time.monotonic() - t_begin
     return out

@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              " leader_completeness for kraft; structural for replication)")
     parser.add_argument("--bmc", type=_positive_int, metavar="K", help="bounded model checking to depth K")
     parser.add_argument("--timeout", type=positive_seconds, default=120.0, metavar="S",
-                        help="seconds per Z3 query (induction) or in all (BMC); past it: unknown, exit 3")
+                        help="seconds per Z3 query (induction) or in all (BMC, deriving not counted); past it: unknown, exit 3")
     parser.add_argument("--all-actions", action="store_true",
                         help="check every action instance, not one per orbit of voter renamings")
     parser.add_argument("--derive", action="store_true",
